@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Fails when the generated code in the tree differs from what
+# hack/update-codegen.sh makes of the current sources.
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
+
+tar -C "$ROOT" --exclude=./_output --exclude=./.git -cf - . | tar -C "$TMP" -xf -
+GOBIN=${GOBIN:-"$ROOT/_output/bin"} "$TMP/hack/update-codegen.sh" >/dev/null
+
+status=0
+diff -Nur "$ROOT/pkg" "$TMP/pkg" || status=1
+diff -u "$ROOT/go.mod" "$TMP/go.mod" || status=1
+if [[ $status -ne 0 ]]; then
+  echo "Generated code is out of date: run hack/update-codegen.sh" >&2
+  exit 1
+fi
+echo "Generated code is up to date."

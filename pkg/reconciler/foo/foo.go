@@ -1,0 +1,129 @@
+/*
+Copyright The Foo Operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package foo
+
+import (
+	"context"
+	"fmt"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrs "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	appsv1listers "k8s.io/client-go/listers/apps/v1"
+	"knative.dev/pkg/controller"
+	"knative.dev/pkg/logging"
+	pkgreconciler "knative.dev/pkg/reconciler"
+
+	samplesv1alpha1 "github.com/frugal-operator/foo-operator/pkg/apis/samplecontroller/v1alpha1"
+	fooreconciler "github.com/frugal-operator/foo-operator/pkg/client/injection/reconciler/samplecontroller/v1alpha1/foo"
+	"github.com/frugal-operator/foo-operator/pkg/reconciler/foo/resources"
+)
+
+// Reconciler keeps a Foo's Deployment in line with the Foo.
+type Reconciler struct {
+	kubeclient       kubernetes.Interface
+	deploymentLister appsv1listers.DeploymentLister
+}
+
+var _ fooreconciler.Interface = (*Reconciler)(nil)
+
+// ReconcileKind implements fooreconciler.Interface: it creates the Foo's
+// Deployment or converges it on the Foo's spec, then copies its availability
+// into the Foo's status.
+func (r *Reconciler) ReconcileKind(ctx context.Context, foo *samplesv1alpha1.Foo) pkgreconciler.Event {
+	if err := foo.Validate(ctx); err != nil {
+		foo.Status.MarkSpecInvalid(err.Error())
+		return controller.NewPermanentError(newSpecInvalid(err))
+	}
+
+	desired := resources.MakeDeployment(foo)
+	var event pkgreconciler.Event
+	d, err := r.deploymentLister.Deployments(foo.Namespace).Get(desired.Name)
+	switch {
+	case apierrs.IsNotFound(err):
+		d, err = r.kubeclient.AppsV1().Deployments(foo.Namespace).Create(ctx, desired, metav1.CreateOptions{})
+		if err != nil {
+			return fmt.Errorf("failed to create deployment %q: %w", desired.Name, err)
+		}
+		logging.FromContext(ctx).Infow("Created deployment", "deployment", desired.Name)
+		event = newDeploymentCreated(desired.Name)
+	case err != nil:
+		return fmt.Errorf("failed to get deployment %q: %w", desired.Name, err)
+	case !metav1.IsControlledBy(d, foo):
+		foo.Status.MarkDeploymentNotOwned(desired.Name)
+		return controller.NewPermanentError(newDeploymentNotOwned(desired.Name))
+	default:
+		if update, changed := converge(d, desired); changed {
+			d, err = r.kubeclient.AppsV1().Deployments(foo.Namespace).Update(ctx, update, metav1.UpdateOptions{})
+			if err != nil {
+				return fmt.Errorf("failed to update deployment %q: %w", desired.Name, err)
+			}
+			logging.FromContext(ctx).Infow("Updated deployment", "deployment", desired.Name)
+			event = newDeploymentUpdated(desired.Name)
+		}
+	}
+
+	foo.Status.PropagateDeploymentStatus(d)
+	return event
+}
+
+// converge returns a copy of existing with every field the builder owns set
+// as desired, and whether anything had drifted. Fields the API server
+// defaults (and the builder leaves out) do not count as drift.
+func converge(existing, desired *appsv1.Deployment) (*appsv1.Deployment, bool) {
+	changed := false
+	update := existing.DeepCopy()
+	if update.Spec.Replicas == nil || *update.Spec.Replicas != *desired.Spec.Replicas {
+		update.Spec.Replicas = desired.Spec.Replicas
+		changed = true
+	}
+	if !equality.Semantic.DeepDerivative(desired.Spec.Template, existing.Spec.Template) {
+		update.Spec.Template = desired.Spec.Template
+		changed = true
+	}
+	for k, v := range desired.Labels {
+		if existing.Labels[k] != v {
+			if update.Labels == nil {
+				update.Labels = make(map[string]string, len(desired.Labels))
+			}
+			update.Labels[k] = v
+			changed = true
+		}
+	}
+	return update, changed
+}
+
+func newDeploymentCreated(name string) pkgreconciler.Event {
+	return pkgreconciler.NewEvent(corev1.EventTypeNormal, "DeploymentCreated", "Created deployment %q", name)
+}
+
+func newDeploymentUpdated(name string) pkgreconciler.Event {
+	return pkgreconciler.NewEvent(corev1.EventTypeNormal, "DeploymentUpdated", "Updated deployment %q", name)
+}
+
+// newDeploymentNotOwned is the classic sample-controller's ErrResourceExists event.
+func newDeploymentNotOwned(name string) pkgreconciler.Event {
+	return pkgreconciler.NewEvent(corev1.EventTypeWarning, "ErrResourceExists",
+		"Resource %q already exists and is not managed by Foo", name)
+}
+
+func newSpecInvalid(err error) pkgreconciler.Event {
+	return pkgreconciler.NewEvent(corev1.EventTypeWarning, "InvalidSpec", "Invalid spec: %v", err)
+}

@@ -1,0 +1,266 @@
+/*
+Copyright The Foo Operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package foo
+
+import (
+	"context"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	clientgotesting "k8s.io/client-go/testing"
+	fakekubeclient "knative.dev/pkg/client/injection/kube/client/fake"
+	"knative.dev/pkg/controller"
+	. "knative.dev/pkg/reconciler/testing" //nolint:revive,staticcheck // TableTest vocabulary
+
+	samplesv1alpha1 "github.com/frugal-operator/foo-operator/pkg/apis/samplecontroller/v1alpha1"
+	"github.com/frugal-operator/foo-operator/pkg/reconciler/foo/resources"
+	. "github.com/frugal-operator/foo-operator/pkg/reconciler/testing" //nolint:revive,staticcheck // object builders
+	"github.com/frugal-operator/foo-operator/pkg/uncached"
+)
+
+const (
+	ns      = "ns"
+	fooName = "foo"
+	depName = "nginx"
+	key     = ns + "/" + fooName
+)
+
+func TestReconcile(t *testing.T) {
+	// base is a Foo asking for 2 replicas of Deployment "nginx".
+	base := func(opts ...FooOption) FooOption {
+		return func(f *samplesv1alpha1.Foo) {
+			WithDeploymentName(depName)(f)
+			WithReplicas(2)(f)
+			for _, o := range opts {
+				o(f)
+			}
+		}
+	}
+	owned := resources.MakeDeployment(NewFoo(fooName, ns, base()))
+	available := Deployment(owned, WithDeploymentAvailable)
+	// readyFoo is a Foo whose status already says what available's status means.
+	readyFoo := NewFoo(fooName, ns, base(WithInitFooConditions, WithStatusOf(available), WithObservedGeneration))
+
+	table := TableTest{{
+		Name: "bad key",
+		Key:  "too/many/parts",
+	}, {
+		Name: "foo not found",
+		Key:  key,
+	}, {
+		Name:    "foo being deleted",
+		Key:     key,
+		Objects: []runtime.Object{NewFoo(fooName, ns, base(WithFooDeletionTimestamp)), owned},
+	}, {
+		Name:        "deployment missing: create it",
+		Key:         key,
+		Objects:     []runtime.Object{NewFoo(fooName, ns, base())},
+		WantCreates: []runtime.Object{owned},
+		WantStatusUpdates: []clientgotesting.UpdateActionImpl{{
+			Object: NewFoo(fooName, ns, base(WithInitFooConditions, WithStatusOf(owned), WithObservedGeneration)),
+		}},
+		WantEvents: []string{Eventf(corev1.EventTypeNormal, "DeploymentCreated", "Created deployment %q", depName)},
+	}, {
+		Name:    "replicas default to 1",
+		Key:     key,
+		Objects: []runtime.Object{NewFoo(fooName, ns, WithDeploymentName(depName))},
+		WantCreates: []runtime.Object{
+			resources.MakeDeployment(NewFoo(fooName, ns, WithDeploymentName(depName), WithReplicas(1))),
+		},
+		WantStatusUpdates: []clientgotesting.UpdateActionImpl{{
+			// The status update carries the stored spec, not the defaulted one.
+			Object: NewFoo(fooName, ns, WithDeploymentName(depName), WithInitFooConditions,
+				WithStatusOf(resources.MakeDeployment(NewFoo(fooName, ns, WithDeploymentName(depName), WithReplicas(1)))),
+				WithObservedGeneration),
+		}},
+		WantEvents: []string{Eventf(corev1.EventTypeNormal, "DeploymentCreated", "Created deployment %q", depName)},
+	}, {
+		Name:         "deployment create fails",
+		Key:          key,
+		Objects:      []runtime.Object{NewFoo(fooName, ns, base())},
+		WithReactors: []clientgotesting.ReactionFunc{InduceFailure("create", "deployments")},
+		WantErr:      true,
+		WantCreates:  []runtime.Object{owned},
+		WantStatusUpdates: []clientgotesting.UpdateActionImpl{{
+			Object: NewFoo(fooName, ns, base(WithInitFooConditions, withNewGenerationUnknown, WithObservedGeneration)),
+		}},
+		WantEvents: []string{Eventf(corev1.EventTypeWarning, "InternalError",
+			"failed to create deployment %q: inducing failure for create deployments", depName)},
+	}, {
+		Name:         "deployment read fails",
+		Key:          key,
+		Objects:      []runtime.Object{NewFoo(fooName, ns, base())},
+		WithReactors: []clientgotesting.ReactionFunc{InduceFailure("get", "deployments")},
+		WantErr:      true,
+		WantStatusUpdates: []clientgotesting.UpdateActionImpl{{
+			Object: NewFoo(fooName, ns, base(WithInitFooConditions, withNewGenerationUnknown, WithObservedGeneration)),
+		}},
+		WantEvents: []string{Eventf(corev1.EventTypeWarning, "InternalError",
+			"failed to get deployment %q: inducing failure for get deployments", depName)},
+	}, {
+		Name:    "up to date: no writes",
+		Key:     key,
+		Objects: []runtime.Object{readyFoo, available},
+	}, {
+		Name:    "replicas drifted: converge",
+		Key:     key,
+		Objects: []runtime.Object{readyFoo, Deployment(available, WithDeploymentReplicas(5))},
+		WantUpdates: []clientgotesting.UpdateActionImpl{{
+			Object: Deployment(available, WithDeploymentReplicas(2)),
+		}},
+		WantEvents: []string{Eventf(corev1.EventTypeNormal, "DeploymentUpdated", "Updated deployment %q", depName)},
+	}, {
+		Name: "spec.replicas changed: converge and report the rollout",
+		Key:  key,
+		Objects: []runtime.Object{NewFoo(fooName, ns, base(WithReplicas(3), WithGeneration(2), WithInitFooConditions,
+			WithStatusOf(available))), available},
+		WantUpdates: []clientgotesting.UpdateActionImpl{{
+			Object: Deployment(available, WithDeploymentReplicas(3)),
+		}},
+		WantStatusUpdates: []clientgotesting.UpdateActionImpl{{
+			Object: NewFoo(fooName, ns, base(WithReplicas(3), WithGeneration(2), WithInitFooConditions,
+				WithStatusOf(Deployment(available, WithDeploymentReplicas(3))), WithObservedGeneration)),
+		}},
+		WantEvents: []string{Eventf(corev1.EventTypeNormal, "DeploymentUpdated", "Updated deployment %q", depName)},
+	}, {
+		Name:    "template and labels drifted: converge",
+		Key:     key,
+		Objects: []runtime.Object{readyFoo, Deployment(available, WithImage("httpd"), WithDeploymentLabels(map[string]string{"x": "y"}))},
+		WantUpdates: []clientgotesting.UpdateActionImpl{{
+			Object: Deployment(available, WithDeploymentLabels(map[string]string{"x": "y", "app": "nginx", resources.FooLabelKey: fooName})),
+		}},
+		WantEvents: []string{Eventf(corev1.EventTypeNormal, "DeploymentUpdated", "Updated deployment %q", depName)},
+	}, {
+		Name:         "deployment update fails",
+		Key:          key,
+		Objects:      []runtime.Object{readyFoo, Deployment(available, WithDeploymentReplicas(5))},
+		WithReactors: []clientgotesting.ReactionFunc{InduceFailure("update", "deployments")},
+		WantErr:      true,
+		WantUpdates: []clientgotesting.UpdateActionImpl{{
+			Object: Deployment(available, WithDeploymentReplicas(2)),
+		}},
+		WantEvents: []string{Eventf(corev1.EventTypeWarning, "InternalError",
+			"failed to update deployment %q: inducing failure for update deployments", depName)},
+	}, {
+		Name:    "deployment not owned: leave it, report, no retry",
+		Key:     key,
+		Objects: []runtime.Object{NewFoo(fooName, ns, base()), Deployment(available, WithoutOwner, WithDeploymentReplicas(7))},
+		WantErr: true,
+		WantStatusUpdates: []clientgotesting.UpdateActionImpl{{
+			Object: NewFoo(fooName, ns, base(WithInitFooConditions, WithDeploymentNotOwned, WithObservedGeneration)),
+		}},
+		WantEvents: []string{Eventf(corev1.EventTypeWarning, "ErrResourceExists",
+			"Resource %q already exists and is not managed by Foo", depName)},
+	}, {
+		Name:    "deployment owned by another foo",
+		Key:     key,
+		Objects: []runtime.Object{NewFoo(fooName, ns, base()), resources.MakeDeployment(NewFoo("other", ns, base()))},
+		WantErr: true,
+		WantStatusUpdates: []clientgotesting.UpdateActionImpl{{
+			Object: NewFoo(fooName, ns, base(WithInitFooConditions, WithDeploymentNotOwned, WithObservedGeneration)),
+		}},
+		WantEvents: []string{Eventf(corev1.EventTypeWarning, "ErrResourceExists",
+			"Resource %q already exists and is not managed by Foo", depName)},
+	}, {
+		Name:    "deployment rolling out: DeploymentReady unknown",
+		Key:     key,
+		Objects: []runtime.Object{NewFoo(fooName, ns, base()), Deployment(owned, WithDeploymentRollingOut(1))},
+		WantStatusUpdates: []clientgotesting.UpdateActionImpl{{
+			Object: NewFoo(fooName, ns, base(WithInitFooConditions, WithStatusOf(Deployment(owned, WithDeploymentRollingOut(1))), WithObservedGeneration,
+				func(f *samplesv1alpha1.Foo) {
+					if f.Status.AvailableReplicas != 1 || f.Status.GetCondition(samplesv1alpha1.FooConditionDeploymentReady).IsUnknown() != true {
+						panic("rolling-out fixture is wrong")
+					}
+				})),
+		}},
+	}, {
+		Name:    "deployment available: ready",
+		Key:     key,
+		Objects: []runtime.Object{NewFoo(fooName, ns, base()), available},
+		WantStatusUpdates: []clientgotesting.UpdateActionImpl{{
+			Object: readyFoo,
+		}},
+	}, {
+		Name:    "deployment failed: DeploymentReady false",
+		Key:     key,
+		Objects: []runtime.Object{NewFoo(fooName, ns, base()), Deployment(owned, WithDeploymentFailed)},
+		WantStatusUpdates: []clientgotesting.UpdateActionImpl{{
+			Object: NewFoo(fooName, ns, base(WithInitFooConditions, WithStatusOf(Deployment(owned, WithDeploymentFailed)), WithObservedGeneration)),
+		}},
+	}, {
+		Name:         "status update fails",
+		Key:          key,
+		Objects:      []runtime.Object{NewFoo(fooName, ns, base()), available},
+		WithReactors: []clientgotesting.ReactionFunc{InduceFailure("update", "foos")},
+		WantErr:      true,
+		WantStatusUpdates: []clientgotesting.UpdateActionImpl{{
+			Object: readyFoo,
+		}},
+		WantEvents: []string{Eventf(corev1.EventTypeWarning, "UpdateFailed",
+			"Failed to update status for %q: inducing failure for update foos", fooName)},
+	}, {
+		Name:    "invalid spec: report, no retry",
+		Key:     key,
+		Objects: []runtime.Object{NewFoo(fooName, ns, base(WithReplicas(-1)))},
+		WantErr: true,
+		WantStatusUpdates: []clientgotesting.UpdateActionImpl{{
+			Object: NewFoo(fooName, ns, base(WithReplicas(-1), WithInitFooConditions,
+				WithSpecInvalid("invalid value: -1: spec.replicas\nmust be greater than or equal to 0"), WithObservedGeneration)),
+		}},
+		WantEvents: []string{Eventf(corev1.EventTypeWarning, "InvalidSpec",
+			"Invalid spec: invalid value: -1: spec.replicas\nmust be greater than or equal to 0")},
+	}}
+
+	table.Test(t, MakeFactory(func(ctx context.Context) controller.Reconciler {
+		return NewReconciler(ctx)
+	}))
+}
+
+// withNewGenerationUnknown is the status the generated reconciler leaves when
+// ReconcileKind failed before saying anything of a new generation.
+func withNewGenerationUnknown(f *samplesv1alpha1.Foo) {
+	f.GetConditionSet().Manage(f.GetStatus()).MarkUnknown(samplesv1alpha1.FooConditionReady, "NewObservedGenFailure", "unsuccessfully observed a new generation")
+}
+
+func TestReconcileKindPermanentErrors(t *testing.T) {
+	foo := NewFoo(fooName, ns, WithDeploymentName(depName))
+	tests := []struct {
+		name    string
+		foo     *samplesv1alpha1.Foo
+		objects []runtime.Object
+	}{{
+		name:    "deployment not owned",
+		foo:     foo,
+		objects: []runtime.Object{Deployment(resources.MakeDeployment(foo), WithoutOwner)},
+	}, {
+		name: "invalid spec",
+		foo:  NewFoo(fooName, ns, WithDeploymentName("Not_A_Name")),
+	}}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx, kc := fakekubeclient.With(context.Background(), tc.objects...)
+			r := &Reconciler{kubeclient: kc, deploymentLister: uncached.NewDeploymentLister(ctx, kc)}
+			if err := r.ReconcileKind(ctx, tc.foo.DeepCopy()); !controller.IsPermanentError(err) {
+				t.Errorf("ReconcileKind() = %v, want a permanent error", err)
+			}
+			if got := len(kc.Actions()); got != 1 && tc.objects != nil {
+				t.Errorf("ReconcileKind() made %d requests, want only the read: %v", got, kc.Actions())
+			}
+		})
+	}
+}
