@@ -37,17 +37,22 @@ const AgentName = "foo-reconciler"
 
 // NewReconciler returns the generated Foo reconciler around a Reconciler,
 // reading Foos and Deployments straight from the API server: it needs the
-// injection clients in ctx and no informer. Its Promote lists every Foo
-// through the same API-server lister, which is the cold-start resync.
+// injection clients in ctx and no informer.
+//
+// Without leader election, controller.Impl promotes it with no enqueue
+// function, so its Promote lists nothing: a cold-start resync is the
+// caller's to do (see receiver.Options.ColdStartResync).
 func NewReconciler(ctx context.Context) controller.Reconciler {
 	kc := kubeclient.Get(ctx)
 	fc := fooclient.Get(ctx)
+	// Reads outlive ctx's cancellation: a draining process finishes its reconciles.
+	readCtx := context.WithoutCancel(ctx)
 	r := &Reconciler{
 		kubeclient:       kc,
-		deploymentLister: uncached.NewDeploymentLister(ctx, kc),
+		deploymentLister: uncached.NewDeploymentLister(readCtx, kc),
 	}
 	return fooreconciler.NewReconciler(ctx, logging.FromContext(ctx), fc,
-		uncached.NewFooLister(ctx, fc), eventRecorder(ctx, kc.CoreV1()), r)
+		uncached.NewFooLister(readCtx, fc), eventRecorder(ctx, kc.CoreV1()), r)
 }
 
 // NewController returns a controller.Impl whose workqueue feeds the

@@ -1,0 +1,226 @@
+/*
+Copyright The Foo Operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package receiver
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	cloudevents "github.com/cloudevents/sdk-go/v2"
+	apierrs "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	appsv1listers "k8s.io/client-go/listers/apps/v1"
+)
+
+// CloudEvent types this package understands.
+const (
+	// ResourceEventPrefix starts the types of ApiServerSource events in
+	// Resource mode, whose data is the whole object (its last state on delete).
+	ResourceEventPrefix = "dev.knative.apiserver.resource."
+	// RefEventPrefix starts the types of ApiServerSource events in Reference
+	// mode, whose data is {kind, namespace, name, apiVersion}.
+	RefEventPrefix = "dev.knative.apiserver.ref."
+	// PingEventType is PingSource's event type: a resync of every Foo.
+	PingEventType = "dev.knative.sources.ping"
+)
+
+var apiServerVerbs = map[string]bool{"add": true, "update": true, "delete": true}
+
+// Target is what an event asks of the reconciler.
+type Target struct {
+	// Keys are the Foos to reconcile.
+	Keys []types.NamespacedName
+	// Resync asks to reconcile every Foo.
+	Resync bool
+	// Ignored says why the event maps to nothing, when it does.
+	Ignored string
+}
+
+// BadEventError is an event this package cannot use: a client error that
+// delivering again cannot fix.
+type BadEventError struct{ msg string }
+
+func (e *BadEventError) Error() string { return e.msg }
+
+func badEvent(format string, args ...any) error {
+	return &BadEventError{msg: fmt.Sprintf(format, args...)}
+}
+
+// IsBadEvent tells whether err is a BadEventError.
+func IsBadEvent(err error) bool {
+	var b *BadEventError
+	return errors.As(err, &b)
+}
+
+// Decoder maps CloudEvents to the Foo keys they concern. Owner says which
+// kind owns the dependent objects (Deployments) and Deployments reads a
+// Deployment that a Reference-mode event names.
+type Decoder struct {
+	// Owner is the group and kind of the reconciled resource: Foo.
+	Owner schema.GroupKind
+	// Deployments reads Deployments for Reference-mode events, which do not
+	// carry the owner.
+	Deployments appsv1listers.DeploymentLister
+}
+
+var deploymentKind = schema.GroupKind{Group: "apps", Kind: "Deployment"}
+
+// Decode returns what the event asks for. Errors are BadEventErrors when the
+// event cannot be used, other errors when reading the API server failed.
+func (d *Decoder) Decode(ctx context.Context, e *cloudevents.Event) (Target, error) {
+	t := e.Type()
+	switch {
+	case t == PingEventType:
+		return Target{Resync: true}, nil
+	case strings.HasPrefix(t, ResourceEventPrefix) && apiServerVerbs[strings.TrimPrefix(t, ResourceEventPrefix)]:
+		return d.decodeResource(e)
+	case strings.HasPrefix(t, RefEventPrefix) && apiServerVerbs[strings.TrimPrefix(t, RefEventPrefix)]:
+		return d.decodeRef(ctx, e)
+	default:
+		return Target{Ignored: fmt.Sprintf("event type %q is not handled", t)}, nil
+	}
+}
+
+// decodeResource reads the object a Resource-mode event carries. The owner
+// of a Deployment is read from the object itself, which works on delete too.
+func (d *Decoder) decodeResource(e *cloudevents.Event) (Target, error) {
+	var obj metav1.PartialObjectMetadata
+	if err := unmarshalData(e, &obj); err != nil {
+		return Target{}, err
+	}
+	gk, err := groupKind(obj.APIVersion, obj.Kind, e)
+	if err != nil {
+		return Target{}, err
+	}
+	if obj.Name == "" {
+		return Target{}, badEvent("event data has no metadata.name")
+	}
+	switch gk {
+	case d.Owner:
+		return d.ownerKey(obj.Namespace, obj.Name)
+	case deploymentKind:
+		return d.controllerKey(obj.Namespace, obj.Name, obj.OwnerReferences)
+	default:
+		return Target{Ignored: fmt.Sprintf("kind %s is not handled", gk)}, nil
+	}
+}
+
+// refData is the data of a Reference-mode ApiServerSource event.
+type refData struct {
+	APIVersion string `json:"apiVersion"`
+	Kind       string `json:"kind"`
+	Namespace  string `json:"namespace"`
+	Name       string `json:"name"`
+}
+
+// decodeRef maps a Reference-mode event. A Deployment's owner is not in the
+// event, so the Deployment is read; a deleted one cannot be mapped, which is
+// why the owned-Deployment source uses Resource mode.
+func (d *Decoder) decodeRef(ctx context.Context, e *cloudevents.Event) (Target, error) {
+	var ref refData
+	if err := unmarshalData(e, &ref); err != nil {
+		return Target{}, err
+	}
+	gk, err := groupKind(ref.APIVersion, ref.Kind, e)
+	if err != nil {
+		return Target{}, err
+	}
+	if ref.Name == "" {
+		return Target{}, badEvent("event data has no name")
+	}
+	switch gk {
+	case d.Owner:
+		return d.ownerKey(ref.Namespace, ref.Name)
+	case deploymentKind:
+		if ref.Namespace == "" {
+			return Target{}, badEvent("event data has no namespace")
+		}
+		dep, err := d.Deployments.Deployments(ref.Namespace).Get(ref.Name)
+		if apierrs.IsNotFound(err) {
+			return Target{Ignored: fmt.Sprintf("deployment %s/%s no longer exists, its owner is unknown", ref.Namespace, ref.Name)}, nil
+		}
+		if err != nil {
+			return Target{}, fmt.Errorf("failed to get deployment %s/%s: %w", ref.Namespace, ref.Name, err)
+		}
+		return d.controllerKey(dep.Namespace, dep.Name, dep.OwnerReferences)
+	default:
+		return Target{Ignored: fmt.Sprintf("kind %s is not handled", gk)}, nil
+	}
+}
+
+func (d *Decoder) ownerKey(ns, name string) (Target, error) {
+	if ns == "" {
+		return Target{}, badEvent("event data has no namespace")
+	}
+	return Target{Keys: []types.NamespacedName{{Namespace: ns, Name: name}}}, nil
+}
+
+// controllerKey maps a dependent object to its controlling owner, if that is
+// of the owner kind.
+func (d *Decoder) controllerKey(ns, name string, refs []metav1.OwnerReference) (Target, error) {
+	if ns == "" {
+		return Target{}, badEvent("event data has no namespace")
+	}
+	for _, ref := range refs {
+		if ref.Controller == nil || !*ref.Controller {
+			continue
+		}
+		gv, err := schema.ParseGroupVersion(ref.APIVersion)
+		if err == nil && gv.WithKind(ref.Kind).GroupKind() == d.Owner && ref.Name != "" {
+			return Target{Keys: []types.NamespacedName{{Namespace: ns, Name: ref.Name}}}, nil
+		}
+		break // one controller at most
+	}
+	return Target{Ignored: fmt.Sprintf("%s/%s is not controlled by a %s", ns, name, d.Owner.Kind)}, nil
+}
+
+// groupKind takes the object's apiVersion and kind from its data, else from
+// the event's kind and apiversion extensions, which the adapter also sets.
+func groupKind(apiVersion, kind string, e *cloudevents.Event) (schema.GroupKind, error) {
+	if apiVersion == "" || kind == "" {
+		ext := e.Extensions()
+		apiVersion, _ = ext["apiversion"].(string)
+		kind, _ = ext["kind"].(string)
+	}
+	if apiVersion == "" || kind == "" {
+		return schema.GroupKind{}, badEvent("event names no apiVersion and kind, in its data or its extensions")
+	}
+	gv, err := schema.ParseGroupVersion(apiVersion)
+	if err != nil {
+		return schema.GroupKind{}, badEvent("bad apiVersion %q: %v", apiVersion, err)
+	}
+	return gv.WithKind(kind).GroupKind(), nil
+}
+
+func unmarshalData(e *cloudevents.Event, v any) error {
+	data := e.Data()
+	if len(data) == 0 {
+		return badEvent("event %s has no data", e.Type())
+	}
+	if ct := e.DataContentType(); ct != "" && !strings.HasPrefix(ct, cloudevents.ApplicationJSON) && !strings.HasSuffix(strings.SplitN(ct, ";", 2)[0], "+json") {
+		return badEvent("event data is %q, want application/json", ct)
+	}
+	if err := json.Unmarshal(data, v); err != nil {
+		return badEvent("event data is not the JSON expected for %s: %v", e.Type(), err)
+	}
+	return nil
+}

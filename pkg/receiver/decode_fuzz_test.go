@@ -1,0 +1,77 @@
+/*
+Copyright The Foo Operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package receiver
+
+import (
+	"bytes"
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+
+	"github.com/cloudevents/sdk-go/v2/binding"
+	cehttp "github.com/cloudevents/sdk-go/v2/protocol/http"
+)
+
+// FuzzDecode feeds arbitrary types and bodies, in binary mode, through the
+// same parsing the server does, then through Decode. Decode must not panic,
+// must classify every failure, and every key it returns must be whole.
+func FuzzDecode(f *testing.F) {
+	for _, e := range [][2]string{
+		{"dev.knative.apiserver.resource.add", `{"apiVersion":"samplecontroller.knative.io/v1alpha1","kind":"Foo","metadata":{"name":"a","namespace":"ns"}}`},
+		{"dev.knative.apiserver.resource.delete", `{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"d","namespace":"ns","ownerReferences":[{"apiVersion":"samplecontroller.knative.io/v1alpha1","kind":"Foo","name":"a","uid":"u","controller":true}]}}`},
+		{"dev.knative.apiserver.ref.update", `{"kind":"Foo","namespace":"ns","name":"a","apiVersion":"samplecontroller.knative.io/v1alpha1"}`},
+		{"dev.knative.apiserver.ref.update", `{"kind":"Deployment","namespace":"ns","name":"web","apiVersion":"apps/v1"}`},
+		{"dev.knative.sources.ping", `{}`},
+		{"dev.knative.apiserver.resource.add", `{"metadata":{"name":""}}`},
+		{"dev.knative.apiserver.resource.add", `{"apiVersion":"/","kind":"Foo"}`},
+		{"dev.knative.apiserver.resource.update", `[]`},
+		{"x", `null`},
+	} {
+		f.Add(e[0], "Foo", "samplecontroller.knative.io/v1alpha1", []byte(e[1]))
+	}
+	d, _ := newDecoder(ownedDeployment("ns", "web", "a"))
+	f.Fuzz(func(t *testing.T, typ, kind, apiVersion string, body []byte) {
+		req := httptest.NewRequest(http.MethodPost, "/", bytes.NewReader(body))
+		req.Header.Set("Ce-Specversion", "1.0")
+		req.Header.Set("Ce-Id", "1")
+		req.Header.Set("Ce-Source", apiServerURL)
+		req.Header.Set("Ce-Type", typ)
+		req.Header.Set("Ce-Kind", kind)
+		req.Header.Set("Ce-Apiversion", apiVersion)
+		req.Header.Set("Content-Type", "application/json")
+		e, err := binding.ToEvent(context.Background(), cehttp.NewMessageFromHttpRequest(req))
+		if err != nil || e.Validate() != nil {
+			return // the server answers 400 before decoding
+		}
+		got, err := d.Decode(context.Background(), e)
+		if err != nil {
+			if !IsBadEvent(err) {
+				t.Fatalf("Decode() = %v: only Reference-mode reads may fail otherwise, and none fails here", err)
+			}
+			return
+		}
+		if got.Ignored != "" && (got.Resync || len(got.Keys) > 0) {
+			t.Fatalf("Decode() = %+v: ignored, yet asks for work", got)
+		}
+		for _, k := range got.Keys {
+			if k.Name == "" || k.Namespace == "" {
+				t.Fatalf("Decode() = %+v: a key is not whole", got)
+			}
+		}
+	})
+}

@@ -1,0 +1,152 @@
+/*
+Copyright The Foo Operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package receiver
+
+import (
+	"context"
+	"testing"
+
+	cloudevents "github.com/cloudevents/sdk-go/v2"
+	"github.com/google/go-cmp/cmp"
+	appsv1 "k8s.io/api/apps/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	kubefake "k8s.io/client-go/kubernetes/fake"
+	clientgotesting "k8s.io/client-go/testing"
+	"knative.dev/pkg/kmeta"
+
+	samplesv1alpha1 "github.com/frugal-operator/foo-operator/pkg/apis/samplecontroller/v1alpha1"
+	"github.com/frugal-operator/foo-operator/pkg/uncached"
+)
+
+func ownedDeployment(ns, name, owner string) *appsv1.Deployment {
+	d := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}
+	if owner != "" {
+		foo := &samplesv1alpha1.Foo{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: owner, UID: types.UID("u-" + owner)}}
+		d.OwnerReferences = []metav1.OwnerReference{*kmeta.NewControllerRef(foo)}
+	}
+	return d
+}
+
+func newDecoder(objs ...runtime.Object) (*Decoder, *kubefake.Clientset) {
+	kc := kubefake.NewSimpleClientset(objs...)
+	return &Decoder{
+		Owner:       samplesv1alpha1.Kind("Foo"),
+		Deployments: uncached.NewDeploymentLister(context.Background(), kc),
+	}, kc
+}
+
+func key(ns, name string) []types.NamespacedName {
+	return []types.NamespacedName{{Namespace: ns, Name: name}}
+}
+
+func withData(e cloudevents.Event, ct string, data []byte) cloudevents.Event {
+	_ = e.SetData(ct, data)
+	return e
+}
+
+func TestDecode(t *testing.T) {
+	noExt := func(e cloudevents.Event) cloudevents.Event {
+		for _, k := range []string{"kind", "apiversion"} {
+			e.SetExtension(k, nil)
+		}
+		return e
+	}
+	tests := []struct {
+		name    string
+		event   cloudevents.Event
+		objects []runtime.Object
+		want    Target
+		wantBad bool
+	}{
+		{name: "foo resource add", event: fooResourceEvent("add", "ns", "a"), want: Target{Keys: key("ns", "a")}},
+		{name: "foo resource update", event: fooResourceEvent("update", "ns", "a"), want: Target{Keys: key("ns", "a")}},
+		{name: "foo resource delete", event: fooResourceEvent("delete", "ns", "a"), want: Target{Keys: key("ns", "a")}},
+		{name: "foo ref add", event: refEvent("add", fooAPIVersion, "Foo", "foos", "ns", "a"), want: Target{Keys: key("ns", "a")}},
+		{name: "foo ref update", event: refEvent("update", fooAPIVersion, "Foo", "foos", "ns", "a"), want: Target{Keys: key("ns", "a")}},
+		{name: "foo ref delete", event: refEvent("delete", fooAPIVersion, "Foo", "foos", "ns", "a"), want: Target{Keys: key("ns", "a")}},
+		{name: "foo of another version", event: refEvent("add", "samplecontroller.knative.io/v1", "Foo", "foos", "ns", "a"), want: Target{Keys: key("ns", "a")}},
+		{name: "kind only in the extensions", event: withData(fooResourceEvent("add", "ns", "a"), "application/json", []byte(`{"metadata":{"name":"a","namespace":"ns"}}`)), want: Target{Keys: key("ns", "a")}},
+		{name: "owned deployment resource add", event: deploymentResourceEvent("add", "ns", "web", "a"), want: Target{Keys: key("ns", "a")}},
+		{name: "owned deployment resource update", event: deploymentResourceEvent("update", "ns", "web", "a"), want: Target{Keys: key("ns", "a")}},
+		{name: "owned deployment resource delete", event: deploymentResourceEvent("delete", "ns", "web", "a"), want: Target{Keys: key("ns", "a")}},
+		{name: "deployment without owner", event: deploymentResourceEvent("update", "ns", "web", ""), want: Target{Ignored: "ns/web is not controlled by a Foo"}},
+		{
+			name:    "owned deployment ref: read its owner",
+			event:   refEvent("update", "apps/v1", "Deployment", "deployments", "ns", "web"),
+			objects: []runtime.Object{ownedDeployment("ns", "web", "a")},
+			want:    Target{Keys: key("ns", "a")},
+		},
+		{
+			name:    "unowned deployment ref",
+			event:   refEvent("update", "apps/v1", "Deployment", "deployments", "ns", "web"),
+			objects: []runtime.Object{ownedDeployment("ns", "web", "")},
+			want:    Target{Ignored: "ns/web is not controlled by a Foo"},
+		},
+		{
+			name:  "deleted deployment ref",
+			event: refEvent("delete", "apps/v1", "Deployment", "deployments", "ns", "web"),
+			want:  Target{Ignored: "deployment ns/web no longer exists, its owner is unknown"},
+		},
+		{name: "ping", event: pingEvent(), want: Target{Resync: true}},
+		{name: "other kind", event: refEvent("add", "v1", "ConfigMap", "configmaps", "ns", "c"), want: Target{Ignored: "kind ConfigMap is not handled"}},
+		{name: "other type", event: func() cloudevents.Event { e := pingEvent(); e.SetType("com.example.thing"); return e }(), want: Target{Ignored: `event type "com.example.thing" is not handled`}},
+		{name: "apiserver type with unknown verb", event: func() cloudevents.Event {
+			e := fooResourceEvent("add", "ns", "a")
+			e.SetType(ResourceEventPrefix + "patch")
+			return e
+		}(), want: Target{Ignored: `event type "dev.knative.apiserver.resource.patch" is not handled`}},
+		{name: "no data", event: withData(fooResourceEvent("add", "ns", "a"), "", nil), wantBad: true},
+		{name: "data not JSON", event: withData(fooResourceEvent("add", "ns", "a"), "application/json", []byte("{nope")), wantBad: true},
+		{name: "data not JSON content type", event: withData(fooResourceEvent("add", "ns", "a"), "text/plain", []byte("{}")), wantBad: true},
+		{name: "no name", event: withData(fooResourceEvent("add", "ns", "a"), "application/json", []byte(`{"apiVersion":"samplecontroller.knative.io/v1alpha1","kind":"Foo","metadata":{"namespace":"ns"}}`)), wantBad: true},
+		{name: "no namespace", event: withData(fooResourceEvent("add", "ns", "a"), "application/json", []byte(`{"apiVersion":"samplecontroller.knative.io/v1alpha1","kind":"Foo","metadata":{"name":"a"}}`)), wantBad: true},
+		{name: "ref without name", event: withData(refEvent("add", fooAPIVersion, "Foo", "foos", "ns", "a"), "application/json", []byte(`{"kind":"Foo","apiVersion":"samplecontroller.knative.io/v1alpha1","namespace":"ns"}`)), wantBad: true},
+		{name: "no kind anywhere", event: noExt(withData(fooResourceEvent("add", "ns", "a"), "application/json", []byte(`{"metadata":{"name":"a","namespace":"ns"}}`))), wantBad: true},
+		{name: "bad apiVersion", event: withData(fooResourceEvent("add", "ns", "a"), "application/json", []byte(`{"apiVersion":"a/b/c","kind":"Foo","metadata":{"name":"a","namespace":"ns"}}`)), wantBad: true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			d, _ := newDecoder(tc.objects...)
+			got, err := d.Decode(context.Background(), &tc.event)
+			if tc.wantBad {
+				if !IsBadEvent(err) {
+					t.Fatalf("Decode() = %+v, %v, want a BadEventError", got, err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal("Decode() =", err)
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Error("Decode (-want, +got):", diff)
+			}
+		})
+	}
+}
+
+func TestDecodeRefReadFailureIsTransient(t *testing.T) {
+	d, kc := newDecoder()
+	kc.PrependReactor("get", "deployments", func(clientgotesting.Action) (bool, runtime.Object, error) {
+		return true, nil, context.DeadlineExceeded
+	})
+	e := refEvent("update", "apps/v1", "Deployment", "deployments", "ns", "web")
+	if _, err := d.Decode(context.Background(), &e); err == nil || IsBadEvent(err) {
+		t.Errorf("Decode() = %v, want a transient (non-BadEvent) error", err)
+	}
+}

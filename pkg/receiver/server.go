@@ -1,0 +1,334 @@
+/*
+Copyright The Foo Operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package receiver
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strconv"
+	"sync/atomic"
+	"time"
+
+	"github.com/cloudevents/sdk-go/v2/binding"
+	cehttp "github.com/cloudevents/sdk-go/v2/protocol/http"
+	"go.uber.org/zap"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"knative.dev/pkg/controller"
+	"knative.dev/pkg/logging"
+
+	foolisters "github.com/frugal-operator/foo-operator/pkg/client/listers/samplecontroller/v1alpha1"
+)
+
+// Defaults of Options.
+const (
+	DefaultPort            = 8080
+	DefaultMaxBodyBytes    = 1 << 20
+	DefaultAckDeadline     = 30 * time.Second
+	DefaultMaxFailures     = 5
+	DefaultWorkers         = 4
+	DefaultShutdownTimeout = DefaultAckDeadline + 10*time.Second
+)
+
+// Options configure a Server. Zero values take the defaults above.
+type Options struct {
+	// Address to listen on; ":<Port>" when empty.
+	Address string
+	Port    int
+	// MaxBodyBytes caps an event's body; a bigger one is answered 413.
+	MaxBodyBytes int64
+	// AckDeadline bounds how long an event waits for its reconciles before it
+	// is answered 503. Keep it below the Knative Service's timeoutSeconds.
+	AckDeadline time.Duration
+	// Workers is how many keys are reconciled at once.
+	Workers int
+	// ShutdownTimeout bounds the drain on shutdown: in-flight events are
+	// answered and in-flight reconciles finished within it.
+	ShutdownTimeout time.Duration
+	// ColdStartResync lists every Foo once the server listens and enqueues
+	// it (in the slow lane, behind events): the adapter sends nothing for
+	// changes made while no reconciler ran.
+	ColdStartResync bool
+}
+
+func (o Options) withDefaults() Options {
+	if o.Port == 0 {
+		o.Port = DefaultPort
+	}
+	if o.Address == "" {
+		o.Address = ":" + strconv.Itoa(o.Port)
+	}
+	if o.MaxBodyBytes <= 0 {
+		o.MaxBodyBytes = DefaultMaxBodyBytes
+	}
+	if o.AckDeadline <= 0 {
+		o.AckDeadline = DefaultAckDeadline
+	}
+	if o.Workers <= 0 {
+		o.Workers = DefaultWorkers
+	}
+	if o.ShutdownTimeout <= 0 {
+		o.ShutdownTimeout = o.AckDeadline + 10*time.Second
+	}
+	return o
+}
+
+// Server receives CloudEvents over HTTP, enqueues the keys they map to into
+// a controller.Impl whose reconciler is a Tracker, and answers each event
+// once those keys are reconciled. It serves /healthz and /readyz on the same
+// port.
+type Server struct {
+	opts    Options
+	impl    *controller.Impl
+	tracker *Tracker
+	decoder *Decoder
+	foos    foolisters.FooLister
+	ready   atomic.Bool
+}
+
+// New returns a Server. impl must reconcile through tracker; foos lists every
+// Foo for a resync.
+func New(impl *controller.Impl, tracker *Tracker, decoder *Decoder, foos foolisters.FooLister, opts Options) *Server {
+	return &Server{opts: opts.withDefaults(), impl: impl, tracker: tracker, decoder: decoder, foos: foos}
+}
+
+// Handler returns the HTTP handler: events on /, probes on /healthz and /readyz.
+func (s *Server) Handler() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) {
+		w.WriteHeader(http.StatusOK)
+	})
+	mux.HandleFunc("/readyz", func(w http.ResponseWriter, _ *http.Request) {
+		if !s.ready.Load() {
+			http.Error(w, "not ready", http.StatusServiceUnavailable)
+			return
+		}
+		w.WriteHeader(http.StatusOK)
+	})
+	mux.HandleFunc("/", s.serveEvent)
+	return mux
+}
+
+// Run starts the workers and serves until ctx is done, then drains: it stops
+// accepting, lets in-flight events be answered and their reconciles finish
+// (within ShutdownTimeout), then stops the workers. ready, if not nil, is
+// called with the listening address once the server accepts connections.
+func (s *Server) Run(ctx context.Context, ready func(net.Addr)) error {
+	logger := logging.FromContext(ctx)
+	ln, err := net.Listen("tcp", s.opts.Address)
+	if err != nil {
+		return fmt.Errorf("failed to listen on %s: %w", s.opts.Address, err)
+	}
+
+	// The workers outlive ctx: they finish what in-flight events wait for.
+	implCtx, stopImpl := context.WithCancel(context.WithoutCancel(ctx))
+	defer stopImpl()
+	implDone := make(chan error, 1)
+	go func() { implDone <- s.impl.RunContext(implCtx, s.opts.Workers) }()
+
+	srv := &http.Server{
+		Handler:           s.Handler(),
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       30 * time.Second,
+		WriteTimeout:      s.opts.AckDeadline + 10*time.Second,
+		IdleTimeout:       90 * time.Second,
+		BaseContext:       func(net.Listener) context.Context { return logging.WithLogger(context.Background(), logger) },
+	}
+	serveDone := make(chan error, 1)
+	go func() { serveDone <- srv.Serve(ln) }()
+	s.ready.Store(true)
+	logger.Infow("Receiving events", zap.String("address", ln.Addr().String()))
+	if ready != nil {
+		ready(ln.Addr())
+	}
+	if s.opts.ColdStartResync {
+		go s.resyncAtStart(ctx)
+	}
+
+	var serveErr error
+	select {
+	case <-ctx.Done():
+	case serveErr = <-serveDone:
+	}
+	s.ready.Store(false)
+	logger.Info("Draining: answering in-flight events")
+	drainCtx, cancel := context.WithTimeout(context.Background(), s.opts.ShutdownTimeout)
+	defer cancel()
+	if err := srv.Shutdown(drainCtx); err != nil {
+		logger.Warnw("In-flight events were not all answered in time", zap.Error(err))
+		_ = srv.Close()
+	}
+	stopImpl()
+	select {
+	case err := <-implDone:
+		if err != nil && serveErr == nil {
+			serveErr = err
+		}
+	case <-drainCtx.Done():
+		logger.Warn("Reconciles still running at the end of the drain")
+	}
+	if errors.Is(serveErr, http.ErrServerClosed) {
+		serveErr = nil
+	}
+	return serveErr
+}
+
+// serveEvent answers one CloudEvent. See the package documentation.
+func (s *Server) serveEvent(w http.ResponseWriter, r *http.Request) {
+	ctx := r.Context()
+	logger := logging.FromContext(ctx)
+	if r.Method != http.MethodPost {
+		w.Header().Set("Allow", http.MethodPost)
+		reply(w, http.StatusMethodNotAllowed, "CloudEvents are POSTed")
+		return
+	}
+	if r.ContentLength > s.opts.MaxBodyBytes {
+		reply(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("body of %d bytes is over the limit of %d", r.ContentLength, s.opts.MaxBodyBytes))
+		return
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.opts.MaxBodyBytes))
+	if err != nil {
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			reply(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("body is over the limit of %d bytes", s.opts.MaxBodyBytes))
+			return
+		}
+		reply(w, http.StatusBadRequest, "failed to read body: "+err.Error())
+		return
+	}
+	r.Body = io.NopCloser(bytes.NewReader(body))
+
+	msg := cehttp.NewMessageFromHttpRequest(r)
+	defer msg.Finish(nil)
+	switch enc := msg.ReadEncoding(); enc {
+	case binding.EncodingBinary, binding.EncodingStructured:
+	case binding.EncodingBatch:
+		reply(w, http.StatusBadRequest, "batched CloudEvents are not supported")
+		return
+	default:
+		reply(w, http.StatusBadRequest, "not a CloudEvent: no ce-specversion header and not application/cloudevents+json")
+		return
+	}
+	event, err := binding.ToEvent(ctx, msg)
+	if err != nil {
+		reply(w, http.StatusBadRequest, "malformed CloudEvent: "+err.Error())
+		return
+	}
+	if err := event.Validate(); err != nil {
+		reply(w, http.StatusBadRequest, "invalid CloudEvent: "+oneLine(err.Error()))
+		return
+	}
+	logger = logger.With(zap.String("type", event.Type()), zap.String("id", event.ID()), zap.String("subject", event.Subject()))
+
+	target, err := s.decoder.Decode(ctx, event)
+	switch {
+	case IsBadEvent(err):
+		reply(w, http.StatusBadRequest, err.Error())
+		return
+	case err != nil:
+		logger.Warnw("Failed to map event", zap.Error(err))
+		reply(w, http.StatusServiceUnavailable, err.Error())
+		return
+	}
+	if target.Ignored != "" {
+		logger.Debugw("Ignored event", zap.String("reason", target.Ignored))
+		w.WriteHeader(http.StatusAccepted)
+		return
+	}
+	keys := target.Keys
+	if target.Resync {
+		if keys, err = s.allKeys(); err != nil {
+			logger.Warnw("Failed to list for resync", zap.Error(err))
+			reply(w, http.StatusServiceUnavailable, "failed to list for resync: "+err.Error())
+			return
+		}
+	}
+
+	watch := s.tracker.Watch(keys)
+	defer watch.Stop()
+	for _, k := range keys {
+		if target.Resync {
+			s.impl.EnqueueSlowKey(k)
+		} else {
+			s.impl.EnqueueKey(k)
+		}
+	}
+	waitCtx, cancel := context.WithTimeout(ctx, s.opts.AckDeadline)
+	defer cancel()
+	switch err := watch.Wait(waitCtx); {
+	case err == nil:
+		logger.Debugw("Reconciled", zap.Int("keys", len(keys)))
+		w.WriteHeader(http.StatusOK)
+	case errIsFailure(err):
+		reply(w, http.StatusServiceUnavailable, oneLine(err.Error()))
+	default:
+		reply(w, http.StatusServiceUnavailable,
+			fmt.Sprintf("%d of %d keys not reconciled within %v", watch.Pending(), len(keys), s.opts.AckDeadline))
+	}
+}
+
+// resyncAtStart enqueues every Foo. Nobody waits for these reconciles: an
+// event that arrives meanwhile waits for its own keys only.
+func (s *Server) resyncAtStart(ctx context.Context) {
+	logger := logging.FromContext(ctx)
+	err := wait.ExponentialBackoffWithContext(ctx, wait.Backoff{Duration: 100 * time.Millisecond, Factor: 2, Steps: 8, Cap: 10 * time.Second},
+		func(context.Context) (bool, error) {
+			keys, err := s.allKeys()
+			if err != nil {
+				logger.Warnw("Failed to list for the cold-start resync", zap.Error(err))
+				return false, nil
+			}
+			for _, k := range keys {
+				s.impl.EnqueueSlowKey(k)
+			}
+			logger.Infow("Cold-start resync enqueued", zap.Int("keys", len(keys)))
+			return true, nil
+		})
+	if err != nil && ctx.Err() == nil {
+		logger.Errorw("Gave up the cold-start resync; the next ping resync covers it", zap.Error(err))
+	}
+}
+
+func (s *Server) allKeys() ([]types.NamespacedName, error) {
+	foos, err := s.foos.List(labels.Everything())
+	if err != nil {
+		return nil, err
+	}
+	keys := make([]types.NamespacedName, len(foos))
+	for i, f := range foos {
+		keys[i] = types.NamespacedName{Namespace: f.Namespace, Name: f.Name}
+	}
+	return keys, nil
+}
+
+// reply writes a one-line plain-text error.
+func reply(w http.ResponseWriter, code int, msg string) {
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(code)
+	_, _ = io.WriteString(w, oneLine(msg)+"\n")
+}
+
+func oneLine(s string) string {
+	return string(bytes.Join(bytes.Fields([]byte(s)), []byte(" ")))
+}

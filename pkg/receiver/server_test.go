@@ -1,0 +1,593 @@
+/*
+Copyright The Foo Operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package receiver
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	cloudevents "github.com/cloudevents/sdk-go/v2"
+	"github.com/cloudevents/sdk-go/v2/binding"
+	cehttp "github.com/cloudevents/sdk-go/v2/protocol/http"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"knative.dev/pkg/controller"
+	logtesting "knative.dev/pkg/logging/testing"
+	pkgreconciler "knative.dev/pkg/reconciler"
+
+	samplesv1alpha1 "github.com/frugal-operator/foo-operator/pkg/apis/samplecontroller/v1alpha1"
+	foofake "github.com/frugal-operator/foo-operator/pkg/client/clientset/versioned/fake"
+	"github.com/frugal-operator/foo-operator/pkg/uncached"
+)
+
+// fakeReconciler behaves like the generated reconciler where it matters
+// here: it skips every key until promoted, and Promote enqueues the keys it
+// was given. It records calls and overlapping reconciles of one key.
+type fakeReconciler struct {
+	fn          func(ctx context.Context, key string) error
+	promoteKeys []types.NamespacedName
+
+	promoted atomic.Bool
+	mu       sync.Mutex
+	calls    map[string]int
+	active   map[string]int
+	overlaps int
+	started  chan string
+}
+
+func newFakeReconciler(fn func(context.Context, string) error) *fakeReconciler {
+	return &fakeReconciler{fn: fn, calls: map[string]int{}, active: map[string]int{}, started: make(chan string, 1000)}
+}
+
+func (r *fakeReconciler) Reconcile(ctx context.Context, key string) error {
+	if !r.promoted.Load() {
+		return controller.NewSkipKey(key)
+	}
+	r.mu.Lock()
+	r.calls[key]++
+	r.active[key]++
+	if r.active[key] > 1 {
+		r.overlaps++
+	}
+	r.mu.Unlock()
+	r.started <- key
+	var err error
+	if r.fn != nil {
+		err = r.fn(ctx, key)
+	}
+	r.mu.Lock()
+	r.active[key]--
+	r.mu.Unlock()
+	return err
+}
+
+func (r *fakeReconciler) Promote(b pkgreconciler.Bucket, enq func(pkgreconciler.Bucket, types.NamespacedName)) error {
+	r.promoted.Store(true)
+	if enq == nil { // as the generated reconciler: promoted, nothing enqueued
+		return nil
+	}
+	for _, k := range r.promoteKeys {
+		enq(b, k)
+	}
+	return nil
+}
+
+func (r *fakeReconciler) Demote(pkgreconciler.Bucket) { r.promoted.Store(false) }
+
+func (r *fakeReconciler) callsOf(key string) int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.calls[key]
+}
+
+type testServer struct {
+	url     string
+	stop    context.CancelFunc
+	done    chan error
+	rec     *fakeReconciler
+	tracker *Tracker
+}
+
+// startServer runs a Server on a loopback port around rec, with the given
+// Foos for resyncs, until the test ends.
+func startServer(t *testing.T, rec *fakeReconciler, opts Options, foos ...runtime.Object) *testServer {
+	t.Helper()
+	ctx, cancel := context.WithCancel(logtesting.TestContextWithLogger(t))
+	tracker := NewTracker(rec, DefaultMaxFailures)
+	impl := controller.NewContext(ctx, tracker, controller.ControllerOptions{WorkQueueName: "test", Logger: logtesting.TestLogger(t)})
+	d, _ := newDecoder(ownedDeployment("ns", "web", "a"))
+	if opts.Address == "" {
+		opts.Address = "127.0.0.1:0"
+	}
+	srv := New(impl, tracker, d, uncached.NewFooLister(ctx, foofake.NewSimpleClientset(foos...)), opts)
+	addr := make(chan net.Addr, 1)
+	ts := &testServer{stop: cancel, done: make(chan error, 1), rec: rec, tracker: tracker}
+	go func() { ts.done <- srv.Run(ctx, func(a net.Addr) { addr <- a }) }()
+	select {
+	case a := <-addr:
+		ts.url = "http://" + a.String()
+	case err := <-ts.done:
+		t.Fatal("Run() =", err)
+	}
+	t.Cleanup(func() {
+		cancel()
+		if err := <-ts.done; err != nil {
+			t.Error("Run() =", err)
+		}
+	})
+	return ts
+}
+
+type response struct {
+	code int
+	body string
+}
+
+// send delivers an event with a real CloudEvents client, in binary mode or,
+// when structured, in structured mode, and returns the HTTP status.
+func send(t *testing.T, url string, e cloudevents.Event, structured bool) response {
+	t.Helper()
+	c, err := cloudevents.NewClientHTTP()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := cloudevents.ContextWithTarget(context.Background(), url)
+	if structured {
+		ctx = binding.WithForceStructured(ctx)
+	}
+	res := c.Send(ctx, e)
+	var hr *cehttp.Result
+	if !cloudevents.ResultAs(res, &hr) {
+		t.Fatalf("Send() = %v, want an HTTP result", res)
+	}
+	msg := ""
+	if len(hr.Args) > 0 {
+		msg = fmt.Sprint(hr.Args...)
+	}
+	return response{code: hr.StatusCode, body: msg}
+}
+
+func post(t *testing.T, url string, header http.Header, body io.Reader) response {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodPost, url, body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, v := range header {
+		req.Header[k] = v
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return response{code: resp.StatusCode, body: string(b)}
+}
+
+func TestEventIsAnsweredAfterItsReconcile(t *testing.T) {
+	tests := []struct {
+		name  string
+		event cloudevents.Event
+		key   string
+	}{
+		{"foo resource add", fooResourceEvent("add", "ns", "a"), "ns/a"},
+		{"foo resource update", fooResourceEvent("update", "ns", "a"), "ns/a"},
+		{"foo resource delete", fooResourceEvent("delete", "ns", "a"), "ns/a"},
+		{"foo ref add", refEvent("add", fooAPIVersion, "Foo", "foos", "ns", "a"), "ns/a"},
+		{"foo ref delete", refEvent("delete", fooAPIVersion, "Foo", "foos", "ns", "a"), "ns/a"},
+		{"owned deployment resource update", deploymentResourceEvent("update", "ns", "web", "a"), "ns/a"},
+		{"owned deployment resource delete", deploymentResourceEvent("delete", "ns", "web", "a"), "ns/a"},
+		{"owned deployment ref update", refEvent("update", "apps/v1", "Deployment", "deployments", "ns", "web"), "ns/a"},
+	}
+	for _, tc := range tests {
+		for _, structured := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s structured=%v", tc.name, structured), func(t *testing.T) {
+				release := make(chan struct{})
+				var finished atomic.Bool
+				rec := newFakeReconciler(func(_ context.Context, key string) error {
+					<-release
+					finished.Store(true)
+					return nil
+				})
+				ts := startServer(t, rec, Options{})
+
+				got := make(chan response, 1)
+				go func() { got <- send(t, ts.url, tc.event, structured) }()
+				if key := <-rec.started; key != tc.key {
+					t.Errorf("reconciled %q, want %q", key, tc.key)
+				}
+				select {
+				case r := <-got:
+					t.Fatalf("answered %d before the reconcile finished", r.code)
+				case <-time.After(50 * time.Millisecond):
+				}
+				close(release)
+				r := <-got
+				if r.code != http.StatusOK || !finished.Load() {
+					t.Errorf("answer = %d (finished=%v), want 200 after the reconcile", r.code, finished.Load())
+				}
+			})
+		}
+	}
+}
+
+func TestAnswers(t *testing.T) {
+	fooEvent := fooResourceEvent("add", "ns", "a")
+	fooBinary, fooStructured := http.Header{}, http.Header{}
+	for k, v := range map[string]string{"Ce-Specversion": "1.0", "Ce-Type": "dev.knative.apiserver.resource.add",
+		"Ce-Source": apiServerURL, "Ce-Id": "1", "Content-Type": "application/json"} {
+		fooBinary.Set(k, v)
+	}
+	fooStructured.Set("Content-Type", "application/cloudevents+json")
+	structuredBody, _ := fooEvent.MarshalJSON()
+	big := bytes.Repeat([]byte("x"), 2<<20)
+
+	errTransient := errors.New("etcd is down")
+	tests := []struct {
+		name      string
+		send      func(t *testing.T, url string) response
+		reconcile func(context.Context, string) error
+		opts      Options
+		want      int
+		wantBody  string
+		wantCalls int // reconciles of ns/a
+	}{{
+		name:      "reconciled",
+		send:      func(t *testing.T, url string) response { return send(t, url, fooEvent, false) },
+		want:      http.StatusOK,
+		wantCalls: 1,
+	}, {
+		name:      "permanent error is an answer: the status carries it",
+		send:      func(t *testing.T, url string) response { return send(t, url, fooEvent, false) },
+		reconcile: func(context.Context, string) error { return controller.NewPermanentError(errors.New("not owned")) },
+		want:      http.StatusOK,
+		wantCalls: 1,
+	}, {
+		name:      "transient error retried in the pod, then 503",
+		send:      func(t *testing.T, url string) response { return send(t, url, fooEvent, false) },
+		reconcile: func(context.Context, string) error { return errTransient },
+		want:      http.StatusServiceUnavailable,
+		wantBody:  "etcd is down",
+		wantCalls: DefaultMaxFailures,
+	}, {
+		name: "transient error then success",
+		send: func(t *testing.T, url string) response { return send(t, url, fooEvent, false) },
+		reconcile: func() func(context.Context, string) error {
+			var n atomic.Int32
+			return func(context.Context, string) error {
+				if n.Add(1) < 3 {
+					return errTransient
+				}
+				return nil
+			}
+		}(),
+		want:      http.StatusOK,
+		wantCalls: 3,
+	}, {
+		name:      "deadline",
+		send:      func(t *testing.T, url string) response { return send(t, url, fooEvent, false) },
+		reconcile: func(ctx context.Context, _ string) error { time.Sleep(300 * time.Millisecond); return nil },
+		opts:      Options{AckDeadline: 50 * time.Millisecond},
+		want:      http.StatusServiceUnavailable,
+		wantBody:  "1 of 1 keys not reconciled within 50ms",
+		wantCalls: 1,
+	}, {
+		name: "other event type is ignored",
+		send: func(t *testing.T, url string) response {
+			e := pingEvent()
+			e.SetType("com.example.other")
+			return send(t, url, e, false)
+		},
+		want: http.StatusAccepted,
+	}, {
+		name: "other kind is ignored",
+		send: func(t *testing.T, url string) response {
+			return send(t, url, refEvent("add", "v1", "ConfigMap", "configmaps", "ns", "a"), true)
+		},
+		want: http.StatusAccepted,
+	}, {
+		name: "deployment without a Foo controller is ignored",
+		send: func(t *testing.T, url string) response {
+			return send(t, url, deploymentResourceEvent("update", "ns", "web", ""), false)
+		},
+		want: http.StatusAccepted,
+	}, {
+		name: "not a CloudEvent",
+		send: func(t *testing.T, url string) response {
+			return post(t, url, http.Header{"Content-Type": {"application/json"}}, strings.NewReader("{}"))
+		},
+		want:     http.StatusBadRequest,
+		wantBody: "not a CloudEvent",
+	}, {
+		name: "structured mode, malformed JSON",
+		send: func(t *testing.T, url string) response {
+			return post(t, url, fooStructured, strings.NewReader(`{"specversion":"1.0",`))
+		},
+		want:     http.StatusBadRequest,
+		wantBody: "malformed CloudEvent",
+	}, {
+		name: "structured mode, well-formed",
+		send: func(t *testing.T, url string) response {
+			return post(t, url, fooStructured, bytes.NewReader(structuredBody))
+		},
+		want:      http.StatusOK,
+		wantCalls: 1,
+	}, {
+		name: "binary mode, missing attributes",
+		send: func(t *testing.T, url string) response {
+			h := fooBinary.Clone()
+			h.Del("Ce-Source")
+			return post(t, url, h, strings.NewReader(`{}`))
+		},
+		want:     http.StatusBadRequest,
+		wantBody: "source",
+	}, {
+		name: "binary mode, data not JSON",
+		send: func(t *testing.T, url string) response {
+			return post(t, url, fooBinary, strings.NewReader(`<foo/>`))
+		},
+		want:     http.StatusBadRequest,
+		wantBody: "not the JSON expected",
+	}, {
+		name: "missing name",
+		send: func(t *testing.T, url string) response {
+			return post(t, url, fooBinary, strings.NewReader(`{"apiVersion":"samplecontroller.knative.io/v1alpha1","kind":"Foo","metadata":{"namespace":"ns"}}`))
+		},
+		want:     http.StatusBadRequest,
+		wantBody: "event data has no metadata.name",
+	}, {
+		name:     "body over the cap",
+		send:     func(t *testing.T, url string) response { return post(t, url, fooBinary, bytes.NewReader(big)) },
+		want:     http.StatusRequestEntityTooLarge,
+		wantBody: "over the limit",
+	}, {
+		name: "chunked body over the cap",
+		send: func(t *testing.T, url string) response {
+			// A reader of unknown length makes the client send it chunked.
+			return post(t, url, fooBinary, io.MultiReader(bytes.NewReader(big)))
+		},
+		want:     http.StatusRequestEntityTooLarge,
+		wantBody: "over the limit",
+	}, {
+		name: "not a POST",
+		send: func(t *testing.T, url string) response {
+			resp, err := http.Get(url)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			return response{code: resp.StatusCode}
+		},
+		want: http.StatusMethodNotAllowed,
+	}}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			rec := newFakeReconciler(tc.reconcile)
+			ts := startServer(t, rec, tc.opts)
+			got := tc.send(t, ts.url)
+			if got.code != tc.want || !strings.Contains(got.body, tc.wantBody) {
+				t.Errorf("answer = %d %q, want %d containing %q", got.code, got.body, tc.want, tc.wantBody)
+			}
+			if strings.Count(strings.TrimSpace(got.body), "\n") > 0 {
+				t.Errorf("answer body %q is more than one line", got.body)
+			}
+			if got := rec.callsOf("ns/a"); got != tc.wantCalls {
+				t.Errorf("reconciles of ns/a = %d, want %d", got, tc.wantCalls)
+			}
+		})
+	}
+}
+
+// TestSuccessAnswersWithAnEmptyBody: a broker turns a 2xx with a body that
+// is not a CloudEvent into a 502.
+func TestSuccessAnswersWithAnEmptyBody(t *testing.T) {
+	ts := startServer(t, newFakeReconciler(nil), Options{})
+	for name, e := range map[string]cloudevents.Event{
+		"reconciled": fooResourceEvent("add", "ns", "a"),
+		"ignored":    refEvent("add", "v1", "ConfigMap", "configmaps", "ns", "a"),
+	} {
+		body, _ := e.MarshalJSON()
+		got := post(t, ts.url, http.Header{"Content-Type": {"application/cloudevents+json"}}, bytes.NewReader(body))
+		if got.code/100 != 2 || got.body != "" {
+			t.Errorf("%s: answer = %d %q, want 2xx with an empty body", name, got.code, got.body)
+		}
+	}
+}
+
+func TestEventsForOneKeyShareAReconcile(t *testing.T) {
+	release := make(chan struct{})
+	rec := newFakeReconciler(func(context.Context, string) error { <-release; return nil })
+	ts := startServer(t, rec, Options{})
+
+	first := make(chan response, 1)
+	go func() { first <- send(t, ts.url, fooResourceEvent("update", "ns", "a"), false) }()
+	<-rec.started // the first reconcile runs, and blocks
+
+	// These arrive during the first reconcile: it started before them, so they
+	// must wait for a second one, which they share.
+	const later = 5
+	answers := make(chan response, later)
+	for range later {
+		go func() { answers <- send(t, ts.url, fooResourceEvent("update", "ns", "a"), false) }()
+	}
+	if err := wait.PollUntilContextTimeout(context.Background(), 5*time.Millisecond, 5*time.Second, true,
+		func(context.Context) (bool, error) { return ts.watching("ns/a") == later+1, nil }); err != nil {
+		t.Fatalf("the later events never waited: %v", err)
+	}
+	close(release)
+	if r := <-first; r.code != http.StatusOK {
+		t.Errorf("first answer = %d", r.code)
+	}
+	for range later {
+		if r := <-answers; r.code != http.StatusOK {
+			t.Errorf("later answer = %d", r.code)
+		}
+	}
+	if got := rec.callsOf("ns/a"); got != 2 {
+		t.Errorf("reconciles = %d, want 2 (one before the later events, one shared by them)", got)
+	}
+	if rec.overlaps != 0 {
+		t.Errorf("%d reconciles of one key overlapped", rec.overlaps)
+	}
+}
+
+func TestOneKeyIsNeverReconciledTwiceAtOnce(t *testing.T) {
+	rec := newFakeReconciler(func(context.Context, string) error { time.Sleep(time.Millisecond); return nil })
+	ts := startServer(t, rec, Options{Workers: 8})
+	var wg sync.WaitGroup
+	var bad atomic.Int32
+	for i := range 200 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			e := fooResourceEvent("update", "ns", fmt.Sprint("k", i%3))
+			if i%2 == 0 {
+				e = deploymentResourceEvent("update", "ns", "web", fmt.Sprint("k", i%3))
+			}
+			if r := send(t, ts.url, e, i%4 == 0); r.code != http.StatusOK {
+				bad.Add(1)
+			}
+		}()
+	}
+	wg.Wait()
+	if bad.Load() != 0 {
+		t.Errorf("%d events were not answered 200", bad.Load())
+	}
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	if rec.overlaps != 0 {
+		t.Errorf("%d reconciles of one key overlapped", rec.overlaps)
+	}
+}
+
+func TestPingResyncsEveryFoo(t *testing.T) {
+	var foos []runtime.Object
+	for _, k := range []string{"a/one", "a/two", "b/three"} {
+		ns, name, _ := strings.Cut(k, "/")
+		foos = append(foos, &samplesv1alpha1.Foo{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}})
+	}
+	var done sync.Map
+	rec := newFakeReconciler(func(_ context.Context, key string) error {
+		time.Sleep(10 * time.Millisecond)
+		done.Store(key, true)
+		return nil
+	})
+	ts := startServer(t, rec, Options{}, foos...)
+	if r := send(t, ts.url, pingEvent(), false); r.code != http.StatusOK {
+		t.Fatalf("answer = %d %s", r.code, r.body)
+	}
+	for _, k := range []string{"a/one", "a/two", "b/three"} {
+		if _, ok := done.Load(k); !ok {
+			t.Errorf("%s was not reconciled before the answer", k)
+		}
+	}
+}
+
+func TestColdStartResync(t *testing.T) {
+	foos := []runtime.Object{
+		&samplesv1alpha1.Foo{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "x"}},
+		&samplesv1alpha1.Foo{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "y"}},
+	}
+	reconciledAtStart := func(on bool, within time.Duration) bool {
+		rec := newFakeReconciler(nil)
+		startServer(t, rec, Options{ColdStartResync: on}, foos...)
+		return wait.PollUntilContextTimeout(context.Background(), 5*time.Millisecond, within, true,
+			func(context.Context) (bool, error) { return rec.callsOf("ns/x") == 1 && rec.callsOf("ns/y") == 1, nil }) == nil
+	}
+	if !reconciledAtStart(true, 10*time.Second) {
+		t.Error("with the resync on, the Foos were not reconciled at start")
+	}
+	// A negative can only be watched for a while: the resync above took
+	// milliseconds; give it half a second.
+	if reconciledAtStart(false, 500*time.Millisecond) {
+		t.Error("with the resync off, the Foos were reconciled at start")
+	}
+}
+
+func TestProbes(t *testing.T) {
+	ts := startServer(t, newFakeReconciler(nil), Options{})
+	for _, p := range []string{"/healthz", "/readyz"} {
+		resp, err := http.Get(ts.url + p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			t.Errorf("%s = %d, want 200", p, resp.StatusCode)
+		}
+	}
+}
+
+func TestShutdownDrainsInFlightEvents(t *testing.T) {
+	release := make(chan struct{})
+	rec := newFakeReconciler(func(context.Context, string) error { <-release; return nil })
+	ts := startServer(t, rec, Options{})
+
+	got := make(chan response, 1)
+	go func() { got <- send(t, ts.url, fooResourceEvent("add", "ns", "a"), false) }()
+	<-rec.started
+
+	ts.stop() // what SIGTERM does through signals.NewContext
+	// Stopped accepting: new connections are refused.
+	if err := wait.PollUntilContextTimeout(context.Background(), 5*time.Millisecond, 5*time.Second, true,
+		func(context.Context) (bool, error) {
+			c, err := net.Dial("tcp", strings.TrimPrefix(ts.url, "http://"))
+			if err == nil {
+				c.Close()
+			}
+			return err != nil, nil
+		}); err != nil {
+		t.Fatal("still accepting connections after shutdown began")
+	}
+	select {
+	case err := <-ts.done:
+		t.Fatalf("Run() returned (%v) with a reconcile in flight", err)
+	default:
+	}
+	close(release)
+	if r := <-got; r.code != http.StatusOK {
+		t.Errorf("in-flight event answered %d, want 200", r.code)
+	}
+	err := <-ts.done
+	ts.done <- err // for the cleanup
+	if err != nil {
+		t.Error("Run() =", err)
+	}
+}
+
+// watching returns how many watches wait on key.
+func (ts *testServer) watching(key string) int {
+	ts.tracker.mu.Lock()
+	defer ts.tracker.mu.Unlock()
+	if s, ok := ts.tracker.keys[key]; ok {
+		return len(s.waiters)
+	}
+	return 0
+}
