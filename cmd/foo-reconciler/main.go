@@ -55,7 +55,9 @@ func main() {
 	var (
 		opts        receiver.Options
 		maxFailures int
+		logLevel    string
 	)
+	flag.StringVar(&logLevel, "log-level", envString("LOG_LEVEL", "info"), "Log level: debug, info, warn or error (env LOG_LEVEL).")
 	flag.IntVar(&opts.Port, "port", envInt("PORT", receiver.DefaultPort), "Port to receive events and probes on (env PORT).")
 	flag.Int64Var(&opts.MaxBodyBytes, "max-body-bytes", receiver.DefaultMaxBodyBytes, "Largest event body accepted; bigger ones are answered 413.")
 	flag.DurationVar(&opts.AckDeadline, "ack-deadline", envDuration("ACK_DEADLINE", receiver.DefaultAckDeadline),
@@ -74,7 +76,7 @@ func main() {
 	}
 	cfg.UserAgent = foo.AgentName
 
-	logger, err := newLogger(os.Getenv("LOG_LEVEL"))
+	logger, err := newLogger(logLevel)
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -117,6 +119,13 @@ func newLogger(level string) (*zap.SugaredLogger, error) {
 		return nil, err
 	}
 	return l.Named(foo.AgentName).Sugar(), nil
+}
+
+func envString(key, def string) string {
+	if v, ok := os.LookupEnv(key); ok {
+		return v
+	}
+	return def
 }
 
 func envInt(key string, def int) int {
