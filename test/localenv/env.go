@@ -1,0 +1,362 @@
+/*
+Copyright The Foo Operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// Package localenv runs the whole operator on one machine, as a cluster with
+// Knative would: a loopback control plane with config/'s CRD, accounts and
+// roles; the reconciler binary under its ServiceAccount's identity; and two
+// real ApiServerSource adapters (Foos; Deployments owned by a Foo, Resource
+// mode) delivering to it directly. The e2e tests and hack/run.sh share it.
+package localenv
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"knative.dev/pkg/ptr"
+
+	samplesv1alpha1 "github.com/frugal-operator/foo-operator/pkg/apis/samplecontroller/v1alpha1"
+	"github.com/frugal-operator/foo-operator/pkg/client/clientset/versioned"
+	"github.com/frugal-operator/foo-operator/test/controlplane"
+)
+
+// Namespace is where config/ puts the operator's accounts.
+const Namespace = "foo-operator"
+
+// The manifests of config/ that a cluster without Knative can take.
+var manifests = []string{
+	"config/100-namespace.yaml",
+	"config/200-serviceaccounts.yaml",
+	"config/200-clusterroles.yaml",
+	"config/201-clusterrolebindings.yaml",
+	"config/300-foo.yaml",
+}
+
+// Options configure Up.
+type Options struct {
+	// Dir keeps the control plane's data and every process's log; a
+	// temporary directory when empty.
+	Dir string
+	// Log receives every line the processes write.
+	Log io.Writer
+	// ReconcilerArgs are added to the reconciler's command line.
+	ReconcilerArgs []string
+	// Progress, if set, is told what Up is doing.
+	Progress func(format string, args ...any)
+}
+
+// Env is the running operator.
+type Env struct {
+	CP *controlplane.ControlPlane
+	// Kube and Foos are admin clients.
+	Kube kubernetes.Interface
+	Foos versioned.Interface
+	// ReconcilerURL is where the adapters deliver.
+	ReconcilerURL string
+	// ReconcilerKubeconfig and SourcesKubeconfig are the ServiceAccounts' identities.
+	ReconcilerKubeconfig, SourcesKubeconfig string
+	Adapters                                []*controlplane.Process
+
+	opts       Options
+	root       string
+	bin        string
+	port       int
+	mu         sync.Mutex
+	reconciler *controlplane.Process
+	starts     int
+}
+
+// Up starts everything and returns once the reconciler answers and both
+// adapters deliver. On error, it stops what it started.
+func Up(ctx context.Context, opts Options) (_ *Env, err error) {
+	say := opts.Progress
+	if say == nil {
+		say = func(string, ...any) {}
+	}
+	root, err := controlplane.RepoRoot()
+	if err != nil {
+		return nil, err
+	}
+	say("Starting etcd, kube-apiserver and kube-controller-manager")
+	cp, err := controlplane.Start(ctx, controlplane.Options{Dir: opts.Dir, Log: opts.Log, ControllerManager: true})
+	if err != nil {
+		return nil, err
+	}
+	e := &Env{CP: cp, opts: opts, root: root}
+	defer func() {
+		if err != nil {
+			_ = e.Down()
+		}
+	}()
+	cfg := rest.CopyConfig(cp.RESTConfig)
+	cfg.QPS, cfg.Burst = 200, 400
+	if e.Kube, err = kubernetes.NewForConfig(cfg); err != nil {
+		return nil, err
+	}
+	if e.Foos, err = versioned.NewForConfig(cfg); err != nil {
+		return nil, err
+	}
+
+	say("Applying config/: namespace, ServiceAccounts, RBAC, the Foo CRD")
+	if err := e.Kubectl(ctx, nil, append([]string{"apply"}, fileArgs(root, manifests)...)...); err != nil {
+		return nil, err
+	}
+	if err := e.Kubectl(ctx, nil, "wait", "--for=condition=Established", "--timeout=60s", "crd/foos.samplecontroller.knative.io"); err != nil {
+		return nil, err
+	}
+	if e.ReconcilerKubeconfig, _, err = cp.KubeconfigForServiceAccount(ctx, Namespace, "foo-reconciler", 0); err != nil {
+		return nil, err
+	}
+	if e.SourcesKubeconfig, _, err = cp.KubeconfigForServiceAccount(ctx, Namespace, "foo-sources", 0); err != nil {
+		return nil, err
+	}
+
+	say("Building and starting the reconciler as ServiceAccount %s/foo-reconciler", Namespace)
+	e.bin = filepath.Join(cp.Dir, "foo-reconciler")
+	build := exec.CommandContext(ctx, "go", "build", "-o", e.bin, "./cmd/foo-reconciler")
+	build.Dir = root
+	if out, err := build.CombinedOutput(); err != nil {
+		return nil, fmt.Errorf("failed to build the reconciler: %w\n%s", err, out)
+	}
+	if e.port, err = controlplane.FreePort(); err != nil {
+		return nil, err
+	}
+	e.ReconcilerURL = "http://127.0.0.1:" + strconv.Itoa(e.port)
+	if err := e.StartReconciler(ctx); err != nil {
+		return nil, err
+	}
+
+	say("Starting two ApiServerSource adapters (Foos; Deployments owned by a Foo) as %s/foo-sources", Namespace)
+	fooGVR := schema.GroupVersionResource{Group: "samplecontroller.knative.io", Version: "v1alpha1", Resource: "foos"}
+	depGVR := schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"}
+	for _, a := range []struct {
+		name string
+		cfg  controlplane.AdapterConfig
+	}{
+		{"foos", controlplane.AdapterConfig{AllNamespaces: true, Mode: "Resource",
+			Resources: []controlplane.AdapterResource{{GVR: fooGVR}}}},
+		{"foo-deployments", controlplane.AdapterConfig{AllNamespaces: true, Mode: "Resource",
+			Resources: []controlplane.AdapterResource{{GVR: depGVR}},
+			Owner:     &controlplane.AdapterOwner{APIVersion: "samplecontroller.knative.io/v1alpha1", Kind: "Foo"}}},
+	} {
+		p, err := cp.StartAdapter(a.name, Namespace, e.ReconcilerURL, a.cfg, e.SourcesKubeconfig)
+		if err != nil {
+			return nil, err
+		}
+		e.Adapters = append(e.Adapters, p)
+	}
+	say("Waiting for both adapters to deliver (a canary Foo)")
+	if err := e.waitForDelivery(ctx); err != nil {
+		return nil, err
+	}
+	return e, nil
+}
+
+func fileArgs(root string, files []string) []string {
+	var out []string
+	for _, f := range files {
+		out = append(out, "-f", filepath.Join(root, f))
+	}
+	return out
+}
+
+// Kubectl runs kubectl as the admin, writing its output to out (discarded if nil).
+func (e *Env) Kubectl(ctx context.Context, out io.Writer, args ...string) error {
+	bin, err := controlplane.BinaryPath("kubectl")
+	if err != nil {
+		return err
+	}
+	var buf bytes.Buffer
+	cmd := exec.CommandContext(ctx, bin, append([]string{"--kubeconfig", e.CP.AdminKubeconfig}, args...)...)
+	cmd.Stdout = &buf
+	cmd.Stderr = &buf
+	err = cmd.Run()
+	if out != nil {
+		_, _ = out.Write(buf.Bytes())
+	}
+	if err != nil {
+		return fmt.Errorf("kubectl %s: %w\n%s", strings.Join(args, " "), err, buf.String())
+	}
+	return nil
+}
+
+// StartReconciler starts the reconciler on its port, as a Knative revision
+// would after a scale from zero or a crash, and waits until it is ready.
+func (e *Env) StartReconciler(ctx context.Context) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.starts++
+	args := append([]string{"--kubeconfig", e.ReconcilerKubeconfig, "--port", strconv.Itoa(e.port)}, e.opts.ReconcilerArgs...)
+	cmd := exec.Command(e.bin, args...)
+	cmd.Env = append(os.Environ(), "LOG_LEVEL=info")
+	p, err := e.CP.StartProcess(fmt.Sprintf("reconciler-%d", e.starts), cmd)
+	if err != nil {
+		return err
+	}
+	e.reconciler = p
+	return wait.PollUntilContextTimeout(ctx, 20*time.Millisecond, time.Minute, true, func(context.Context) (bool, error) {
+		if p.Exited() {
+			return false, fmt.Errorf("the reconciler exited: %s", p.LogTail())
+		}
+		resp, err := http.Get(e.ReconcilerURL + "/readyz")
+		if err != nil {
+			return false, nil
+		}
+		resp.Body.Close()
+		return resp.StatusCode == http.StatusOK, nil
+	})
+}
+
+// KillReconciler kills the reconciler with SIGKILL: a crash.
+func (e *Env) KillReconciler() error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.reconciler == nil {
+		return errors.New("no reconciler runs")
+	}
+	err := e.reconciler.Kill()
+	e.reconciler = nil
+	return err
+}
+
+// StopReconciler stops the reconciler with SIGTERM, as Knative does when it
+// scales to zero, and waits for it to exit.
+func (e *Env) StopReconciler() error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.reconciler == nil {
+		return nil
+	}
+	err := e.reconciler.Stop()
+	e.reconciler = nil
+	return err
+}
+
+// Reconciler returns the running reconciler process, or nil.
+func (e *Env) Reconciler() *controlplane.Process {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.reconciler
+}
+
+// Resync delivers the event PingSource sends, and returns the HTTP status.
+func (e *Env) Resync(ctx context.Context) (int, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, e.ReconcilerURL, strings.NewReader(`{"resync":true}`))
+	if err != nil {
+		return 0, err
+	}
+	for k, v := range map[string]string{
+		"Ce-Specversion": "1.0",
+		"Ce-Id":          uuid.NewString(),
+		"Ce-Type":        "dev.knative.sources.ping",
+		"Ce-Source":      "/apis/v1/namespaces/" + Namespace + "/pingsources/foo-resync",
+		"Content-Type":   "application/json",
+	} {
+		req.Header.Set(k, v)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return 0, err
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusOK {
+		return resp.StatusCode, fmt.Errorf("resync answered %d: %s", resp.StatusCode, strings.TrimSpace(string(body)))
+	}
+	return resp.StatusCode, nil
+}
+
+// Down stops everything Up started.
+func (e *Env) Down() error {
+	return e.CP.Stop()
+}
+
+// waitForDelivery proves both adapters deliver: a change of a canary Foo's
+// replicas must reach its Deployment (the Foo adapter; the cold-start resync
+// ran before the change), and a hand-scaled Deployment must be scaled back
+// (the owned-Deployment adapter). An adapter sends nothing until its watch
+// runs, so each change is repeated until its effect is seen.
+func (e *Env) waitForDelivery(ctx context.Context) error {
+	foos := e.Foos.SamplecontrollerV1alpha1().Foos(Namespace)
+	deps := e.Kube.AppsV1().Deployments(Namespace)
+	canary := &samplesv1alpha1.Foo{
+		ObjectMeta: metav1.ObjectMeta{Name: "canary-" + uuid.NewString()[:8]},
+		Spec:       samplesv1alpha1.FooSpec{DeploymentName: "canary", Replicas: ptr.Int32(1)},
+	}
+	if _, err := foos.Create(ctx, canary, metav1.CreateOptions{}); err != nil {
+		return err
+	}
+	defer func() { _ = foos.Delete(context.WithoutCancel(ctx), canary.Name, metav1.DeleteOptions{}) }()
+
+	replicas := int32(1)
+	// step makes change number i, then watches for a second for its effect.
+	step := func(change func(i int) error, done func() bool) error {
+		deadline := time.Now().Add(2 * time.Minute)
+		for i := 0; time.Now().Before(deadline); i++ {
+			if err := change(i); err != nil {
+				return err
+			}
+			if wait.PollUntilContextTimeout(ctx, 20*time.Millisecond, time.Second, true,
+				func(context.Context) (bool, error) { return done(), nil }) == nil {
+				return nil
+			}
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+		}
+		return errors.New("no effect within 2 minutes")
+	}
+	deploymentHas := func() bool {
+		d, err := deps.Get(ctx, "canary", metav1.GetOptions{})
+		return err == nil && d.Spec.Replicas != nil && *d.Spec.Replicas == replicas
+	}
+	err := step(func(int) error {
+		replicas++
+		patch := fmt.Sprintf(`{"spec":{"replicas":%d}}`, replicas)
+		_, err := foos.Patch(ctx, canary.Name, types.MergePatchType, []byte(patch), metav1.PatchOptions{})
+		return err
+	}, deploymentHas)
+	if err != nil {
+		return fmt.Errorf("the Foo adapter delivers nothing: %w", err)
+	}
+	err = step(func(i int) error {
+		// A different value each time: an unchanged object makes no event.
+		patch := fmt.Sprintf(`{"spec":{"replicas":%d}}`, 40+i)
+		_, err := deps.Patch(ctx, "canary", types.MergePatchType, []byte(patch), metav1.PatchOptions{})
+		return err
+	}, deploymentHas)
+	if err != nil {
+		return fmt.Errorf("the Deployment adapter delivers nothing: %w", err)
+	}
+	return nil
+}
