@@ -61,6 +61,10 @@ type Options struct {
 	// collector and the namespace controller, so that owned objects are
 	// deleted with their owner and deleted namespaces go away.
 	ControllerManager bool
+	// AuditServiceAccounts makes the API server write every request of a
+	// ServiceAccount, at the Metadata level, as JSON lines to AuditLog: what
+	// a least-privilege test reads.
+	AuditServiceAccounts bool
 	// StopTimeout is how long Stop waits after SIGTERM before SIGKILL, for
 	// each process. Zero means DefaultStopTimeout.
 	StopTimeout time.Duration
@@ -76,6 +80,8 @@ type ControlPlane struct {
 	// CAData is the PEM bundle that verifies the API server's serving
 	// certificate.
 	CAData []byte
+	// AuditLog is the API server's audit log, if Options.AuditServiceAccounts.
+	AuditLog string
 	// AdminToken is a static bearer token of a user in group system:masters.
 	AdminToken string
 	// AdminKubeconfig is the path of a kubeconfig that uses AdminToken.
@@ -270,24 +276,34 @@ func (c *ControlPlane) startAPIServer(ctx context.Context, bin string, port int)
 		return fmt.Errorf("failed to write %s: %w", tokenFile, err)
 	}
 
-	p, err := c.startChild("kube-apiserver", bin,
-		"--etcd-servers="+c.EtcdURL,
+	var audit []string
+	if c.opts.AuditServiceAccounts {
+		policy := filepath.Join(c.Dir, "audit-policy.yaml")
+		if err := os.WriteFile(policy, []byte(auditPolicy), 0o600); err != nil {
+			return fmt.Errorf("failed to write %s: %w", policy, err)
+		}
+		c.AuditLog = filepath.Join(c.Dir, "audit.log")
+		audit = []string{"--audit-policy-file=" + policy, "--audit-log-path=" + c.AuditLog,
+			"--audit-log-format=json", "--audit-log-mode=blocking", "--audit-log-maxsize=0"}
+	}
+	p, err := c.startChild("kube-apiserver", bin, append([]string{
+		"--etcd-servers=" + c.EtcdURL,
 		"--bind-address=127.0.0.1",
 		"--advertise-address=127.0.0.1",
-		"--secure-port="+strconv.Itoa(port),
+		"--secure-port=" + strconv.Itoa(port),
 		// The API server makes its own self-signed serving certificate here.
-		"--cert-dir="+certDir,
+		"--cert-dir=" + certDir,
 		"--service-cluster-ip-range=10.0.0.0/24",
-		"--service-account-issuer="+c.URL,
-		"--service-account-key-file="+pubKey,
-		"--service-account-signing-key-file="+privKey,
-		"--token-auth-file="+tokenFile,
+		"--service-account-issuer=" + c.URL,
+		"--service-account-key-file=" + pubKey,
+		"--service-account-signing-key-file=" + privKey,
+		"--token-auth-file=" + tokenFile,
 		"--authorization-mode=RBAC",
 		// Nothing creates default ServiceAccounts (no token controller), and
 		// nothing runs pods that would need their tokens mounted.
 		"--disable-admission-plugins=ServiceAccount",
 		"--profiling=false",
-	)
+	}, audit...)...)
 	if err != nil {
 		return err
 	}
@@ -469,3 +485,13 @@ func randomToken() (string, error) {
 	}
 	return hex.EncodeToString(b), nil
 }
+
+// auditPolicy records what ServiceAccounts do, and nothing else.
+const auditPolicy = `apiVersion: audit.k8s.io/v1
+kind: Policy
+omitStages: [RequestReceived]
+rules:
+- level: Metadata
+  userGroups: ["system:serviceaccounts"]
+- level: None
+`

@@ -71,6 +71,8 @@ type Options struct {
 	Log io.Writer
 	// ReconcilerArgs are added to the reconciler's command line.
 	ReconcilerArgs []string
+	// Audit records every request of the ServiceAccounts in CP.AuditLog.
+	Audit bool
 	// Progress, if set, is told what Up is doing.
 	Progress func(format string, args ...any)
 }
@@ -108,7 +110,7 @@ func Up(ctx context.Context, opts Options) (_ *Env, err error) {
 		return nil, err
 	}
 	say("Starting etcd, kube-apiserver and kube-controller-manager")
-	cp, err := controlplane.Start(ctx, controlplane.Options{Dir: opts.Dir, Log: opts.Log, ControllerManager: true})
+	cp, err := controlplane.Start(ctx, controlplane.Options{Dir: opts.Dir, Log: opts.Log, ControllerManager: true, AuditServiceAccounts: opts.Audit})
 	if err != nil {
 		return nil, err
 	}
