@@ -21,6 +21,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -173,7 +174,9 @@ func TestDeletedFooTakesItsDeployment(t *testing.T) {
 	if err := env.Foos.SamplecontrollerV1alpha1().Foos(ns).Delete(context.Background(), "web", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "the deployment is gone", func(ctx context.Context) (bool, string) {
+	// The garbage collector learns of a new CRD at its next discovery, every
+	// 30 s, so the first Foo it collects can take that long.
+	eventuallyWithin(t, 2*time.Minute, "the deployment is gone", func(ctx context.Context) (bool, string) {
 		_, err := getDeployment(ctx, ns, "web")
 		return apierrs.IsNotFound(err), fmt.Sprint(err)
 	})

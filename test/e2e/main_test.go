@@ -111,15 +111,20 @@ func createFoo(t *testing.T, f *samplesv1alpha1.Foo) *samplesv1alpha1.Foo {
 // with what cond last said.
 func eventually(t *testing.T, what string, cond func(ctx context.Context) (bool, string)) {
 	t.Helper()
+	eventuallyWithin(t, time.Minute, what, cond)
+}
+
+func eventuallyWithin(t *testing.T, within time.Duration, what string, cond func(ctx context.Context) (bool, string)) {
+	t.Helper()
 	last := ""
-	err := wait.PollUntilContextTimeout(context.Background(), 50*time.Millisecond, time.Minute, true,
+	err := wait.PollUntilContextTimeout(context.Background(), 50*time.Millisecond, within, true,
 		func(ctx context.Context) (bool, error) {
 			ok, msg := cond(ctx)
 			last = msg
 			return ok, nil
 		})
 	if err != nil {
-		t.Fatalf("%s: not within a minute; last: %s", what, last)
+		t.Fatalf("%s: not within %v; last: %s", what, within, last)
 	}
 }
 

@@ -31,6 +31,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -214,12 +215,13 @@ func (e *Env) Kubectl(ctx context.Context, out io.Writer, args ...string) error 
 
 // StartReconciler starts the reconciler on its port, as a Knative revision
 // would after a scale from zero or a crash, and waits until it is ready.
-func (e *Env) StartReconciler(ctx context.Context) error {
+// args are added to Options.ReconcilerArgs, for this start only.
+func (e *Env) StartReconciler(ctx context.Context, args ...string) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.starts++
-	args := append([]string{"--kubeconfig", e.ReconcilerKubeconfig, "--port", strconv.Itoa(e.port)}, e.opts.ReconcilerArgs...)
-	cmd := exec.Command(e.bin, args...)
+	cmd := exec.Command(e.bin, slices.Concat(
+		[]string{"--kubeconfig", e.ReconcilerKubeconfig, "--port", strconv.Itoa(e.port)}, e.opts.ReconcilerArgs, args)...)
 	cmd.Env = append(os.Environ(), "LOG_LEVEL=info")
 	p, err := e.CP.StartProcess(fmt.Sprintf("reconciler-%d", e.starts), cmd)
 	if err != nil {

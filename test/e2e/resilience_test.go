@@ -1,0 +1,163 @@
+/*
+Copyright The Foo Operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"time"
+
+	samplesv1alpha1 "github.com/frugal-operator/foo-operator/pkg/apis/samplecontroller/v1alpha1"
+)
+
+// converged reports whether every Foo of ns has exactly its Deployment,
+// controlled by it, with its replicas, and a status of its generation; and
+// no Deployment is left without its Foo.
+func converged(ctx context.Context, ns string, n int) (bool, string) {
+	foos, err := env.Foos.SamplecontrollerV1alpha1().Foos(ns).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return false, err.Error()
+	}
+	deps, err := env.Kube.AppsV1().Deployments(ns).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return false, err.Error()
+	}
+	if len(foos.Items) != n {
+		return false, fmt.Sprintf("%d Foos, want %d", len(foos.Items), n)
+	}
+	byName := map[string]*samplesv1alpha1.Foo{}
+	for i := range foos.Items {
+		byName[foos.Items[i].Spec.DeploymentName] = &foos.Items[i]
+	}
+	done := 0
+	for _, d := range deps.Items {
+		f, ok := byName[d.Name]
+		if !ok || !metav1.IsControlledBy(&d, f) {
+			return false, fmt.Sprintf("deployment %s has no Foo controlling it: %v", d.Name, d.OwnerReferences)
+		}
+		if *d.Spec.Replicas == *f.Spec.Replicas && f.Status.ObservedGeneration == f.Generation {
+			done++
+		}
+	}
+	if len(deps.Items) > n {
+		return false, fmt.Sprintf("%d deployments for %d Foos", len(deps.Items), n)
+	}
+	return done == n, fmt.Sprintf("%d of %d Foos converged (%d deployments)", done, n, len(deps.Items))
+}
+
+// 9a. A burst of Foos while the reconciler is killed twice (and started
+// again, as Knative would): every Foo converges, nothing is duplicated or
+// orphaned. What the crashes lose, the adapter's retries and the cold-start
+// resync restore.
+func TestBurstSurvivesCrashes(t *testing.T) {
+	ns := namespace(t)
+	const n = 200
+	var created atomic.Int32
+	errs := make(chan error, n)
+	var wg sync.WaitGroup
+	next := make(chan int)
+	for range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				f := newFoo(ns, fmt.Sprintf("foo-%03d", i), fmt.Sprintf("dep-%03d", i), int32(i%3))
+				if _, err := env.Foos.SamplecontrollerV1alpha1().Foos(ns).Create(context.Background(), f, metav1.CreateOptions{}); err != nil {
+					errs <- err
+				}
+				created.Add(1)
+			}
+		}()
+	}
+	crashes := 0
+	for i := range n {
+		next <- i
+		if i == 60 || i == 140 {
+			// Crash while events are in flight, then come back.
+			if err := env.KillReconciler(); err != nil {
+				t.Fatal(err)
+			}
+			crashes++
+			if err := env.StartReconciler(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	close(next)
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal("creating Foos:", err)
+	}
+	if crashes != 2 {
+		t.Fatalf("%d crashes, want 2", crashes)
+	}
+	eventuallyWithin(t, 3*time.Minute, "every Foo converges", func(ctx context.Context) (bool, string) { return converged(ctx, ns, n) })
+}
+
+// 9b. With the reconciler down while events fly, the adapter gives up on
+// them; the resync event (PingSource's) restores convergence. The
+// cold-start resync is off here, to show that the ping alone does it.
+func TestResyncRestoresWhatTheAdapterDropped(t *testing.T) {
+	ns := namespace(t)
+	const n = 5
+	adapterLog := env.Adapters[0].LogPath
+	dropped := func() int {
+		b, _ := os.ReadFile(adapterLog)
+		return strings.Count(string(b), "failed to send cloudevent")
+	}
+	before := dropped()
+	if err := env.StopReconciler(); err != nil {
+		t.Fatal(err)
+	}
+	for i := range n {
+		createFoo(t, newFoo(ns, fmt.Sprintf("foo-%d", i), fmt.Sprintf("dep-%d", i), 1))
+	}
+	// The adapter retries each event for about 3 s, one event at a time.
+	err := wait.PollUntilContextTimeout(context.Background(), 100*time.Millisecond, 2*time.Minute, true,
+		func(context.Context) (bool, error) { return dropped()-before >= n, nil })
+	if err != nil {
+		t.Fatalf("the adapter dropped %d events, want %d", dropped()-before, n)
+	}
+	if err := env.StartReconciler(context.Background(), "--cold-start-resync=false"); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { // back to the default for the tests after this one
+		_ = env.StopReconciler()
+		if err := env.StartReconciler(context.Background()); err != nil {
+			t.Error(err)
+		}
+	})
+	if ok, msg := converged(context.Background(), ns, n); ok {
+		t.Fatalf("converged before the resync (%s): the test shows nothing", msg)
+	}
+	if _, err := env.Resync(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	// The resync is answered once every Foo is reconciled: no polling.
+	if ok, msg := converged(context.Background(), ns, n); !ok {
+		t.Errorf("not converged when the resync was answered: %s", msg)
+	}
+}
