@@ -59,6 +59,11 @@ func (r *Reconciler) ReconcileKind(ctx context.Context, foo *samplesv1alpha1.Foo
 	switch {
 	case apierrs.IsNotFound(err):
 		d, err = r.kubeclient.AppsV1().Deployments(foo.Namespace).Create(ctx, desired, metav1.CreateOptions{})
+		if apierrs.HasStatusCause(err, corev1.NamespaceTerminatingCause) {
+			// The Foo goes with its namespace: nothing to make, nothing to retry.
+			logging.FromContext(ctx).Debugw("Namespace is being deleted", "deployment", desired.Name)
+			return nil
+		}
 		if err != nil {
 			return fmt.Errorf("failed to create deployment %q: %w", desired.Name, err)
 		}

@@ -18,9 +18,13 @@ package foo
 
 import (
 	"context"
+	"errors"
 	"testing"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrs "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgotesting "k8s.io/client-go/testing"
 	fakekubeclient "knative.dev/pkg/client/injection/kube/client/fake"
@@ -101,6 +105,22 @@ func TestReconcile(t *testing.T) {
 		}},
 		WantEvents: []string{Eventf(corev1.EventTypeWarning, "InternalError",
 			"failed to create deployment %q: inducing failure for create deployments", depName)},
+	}, {
+		Name:    "namespace being deleted: nothing to do, no retry",
+		Key:     key,
+		Objects: []runtime.Object{NewFoo(fooName, ns, base())},
+		WithReactors: []clientgotesting.ReactionFunc{func(a clientgotesting.Action) (bool, runtime.Object, error) {
+			if !a.Matches("create", "deployments") {
+				return false, nil, nil
+			}
+			err := apierrs.NewForbidden(appsv1.Resource("deployments"), depName, errors.New("namespace ns is being terminated"))
+			err.ErrStatus.Details.Causes = []metav1.StatusCause{{Type: corev1.NamespaceTerminatingCause}}
+			return true, nil, err
+		}},
+		WantCreates: []runtime.Object{owned},
+		WantStatusUpdates: []clientgotesting.UpdateActionImpl{{
+			Object: NewFoo(fooName, ns, base(WithInitFooConditions, withNewGenerationUnknown, WithObservedGeneration)),
+		}},
 	}, {
 		Name:         "deployment read fails",
 		Key:          key,
