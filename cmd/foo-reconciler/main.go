@@ -22,6 +22,7 @@ limitations under the License.
 package main
 
 import (
+	"context"
 	"flag"
 	"fmt"
 	"log"
@@ -92,11 +93,13 @@ func main() {
 
 	tracker := receiver.NewTracker(foo.NewReconciler(ctx), maxFailures)
 	impl := foo.NewController(ctx, tracker)
+	// Reads outlive SIGTERM: the events in flight are answered during the drain.
+	readCtx := context.WithoutCancel(ctx)
 	decoder := &receiver.Decoder{
 		Owner:       samplesv1alpha1.Kind("Foo"),
-		Deployments: uncached.NewDeploymentLister(ctx, kubeclient.Get(ctx)),
+		Deployments: uncached.NewDeploymentLister(readCtx, kubeclient.Get(ctx)),
 	}
-	srv := receiver.New(impl, tracker, decoder, uncached.NewFooLister(ctx, fooclient.Get(ctx)), opts)
+	srv := receiver.New(impl, tracker, decoder, uncached.NewFooLister(readCtx, fooclient.Get(ctx)), opts)
 	if err := srv.Run(ctx, nil); err != nil {
 		logger.Fatalw("Receiver failed", zap.Error(err))
 	}
