@@ -3,7 +3,8 @@
 # its own tools module under hack/tools, into _output/tools/<name>-<version>/.
 # Only what is missing is built. Prints where the binaries are.
 #
-#   hack/build-tools.sh            # etcd, kube-apiserver, kube-controller-manager, kubectl, adapter
+#   hack/build-tools.sh            # all: etcd, kube-apiserver, kube-controller-manager, kubectl,
+#                                  # adapter, sample-controller, sample-controller-raised
 #   hack/build-tools.sh etcd kubectl   # just these
 set -euo pipefail
 
@@ -14,6 +15,7 @@ export GOTOOLCHAIN=${GOTOOLCHAIN:-local} GOFLAGS=${GOFLAGS:-} CGO_ENABLED=${CGO_
 ETCD_VERSION=v3.6.8
 KUBE_VERSION=v1.35.4
 EVENTING_VERSION=v0.50.0
+SAMPLE_CONTROLLER_VERSION=v0.35.4
 
 kube_ldflags() {
   local minor=${KUBE_VERSION#v1.}; minor=${minor%%.*}
@@ -30,8 +32,36 @@ path_of() {
     etcd) echo "$TOOLS_DIR/etcd-$ETCD_VERSION/etcd" ;;
     kube-apiserver|kube-controller-manager|kubectl) echo "$TOOLS_DIR/kube-$KUBE_VERSION/$1" ;;
     adapter) echo "$TOOLS_DIR/eventing-$EVENTING_VERSION/apiserver-receive-adapter" ;;
+    sample-controller|sample-controller-raised) echo "$TOOLS_DIR/sample-controller-$SAMPLE_CONTROLLER_VERSION/$1" ;;
     *) echo "unknown tool $1" >&2; return 1 ;;
   esac
+}
+
+# build_raised_sample_controller builds k8s.io/sample-controller with two
+# more flags, --kube-api-qps and --kube-api-burst, set on its rest.Config:
+# stock, it keeps client-go's 5 requests/s. The module's source is copied
+# from the module cache to a temporary folder and patched there; nothing of
+# it is kept.
+build_raised_sample_controller() {
+  local out=$1 src tmp
+  src=$(cd "$ROOT/hack/tools/sample-controller" && go mod download k8s.io/sample-controller && go list -m -f '{{.Dir}}' k8s.io/sample-controller)
+  tmp=$(mktemp -d)
+  cp -r "$src"/. "$tmp"
+  chmod -R u+w "$tmp"
+  grep -q 'kubeClient, err := kubernetes.NewForConfig(cfg)' "$tmp/main.go" || { echo "sample-controller's main.go changed: update the patch" >&2; rm -rf "$tmp"; return 1; }
+  sed -i 's|^\tkubeClient, err := kubernetes.NewForConfig(cfg)|\tcfg.QPS, cfg.Burst = float32(*kubeAPIQPS), *kubeAPIBurst\n\tkubeClient, err := kubernetes.NewForConfig(cfg)|' "$tmp/main.go"
+  grep -q 'cfg.QPS, cfg.Burst' "$tmp/main.go" || { echo "failed to patch sample-controller's main.go" >&2; rm -rf "$tmp"; return 1; }
+  cat >> "$tmp/main.go" <<'GO'
+
+var (
+	kubeAPIQPS   = flag.Float64("kube-api-qps", 5, "Maximum QPS to the API server (client-go's default: 5).")
+	kubeAPIBurst = flag.Int("kube-api-burst", 10, "Maximum burst to the API server (client-go's default: 10).")
+)
+GO
+  (cd "$tmp" && go build -trimpath -ldflags "-s -w" -o "$out" .)
+  local rc=$?
+  rm -rf "$tmp"
+  return $rc
 }
 
 build() {
@@ -47,6 +77,8 @@ build() {
     etcd) (cd "$ROOT/hack/tools/etcd" && go build -trimpath -ldflags "-s -w" -o "$out.tmp" go.etcd.io/etcd/server/v3) ;;
     kube-*|kubectl) (cd "$ROOT/hack/tools/kube" && go build -trimpath -ldflags "$(kube_ldflags)" -o "$out.tmp" "k8s.io/kubernetes/cmd/$name") ;;
     adapter) (cd "$ROOT/hack/tools/adapter" && go build -trimpath -ldflags "-s -w" -o "$out.tmp" .) ;;
+    sample-controller) (cd "$ROOT/hack/tools/sample-controller" && go build -trimpath -ldflags "-s -w" -o "$out.tmp" k8s.io/sample-controller) ;;
+    sample-controller-raised) build_raised_sample_controller "$out.tmp" ;;
   esac
   mv "$out.tmp" "$out"
   echo "== $name: built in $((SECONDS - start))s at $out"
@@ -58,5 +90,5 @@ if [[ "${1:-}" == "--path" ]]; then
 fi
 
 names=("$@")
-[[ ${#names[@]} -gt 0 ]] || names=(etcd kube-apiserver kube-controller-manager kubectl adapter)
+[[ ${#names[@]} -gt 0 ]] || names=(etcd kube-apiserver kube-controller-manager kubectl adapter sample-controller sample-controller-raised)
 for n in "${names[@]}"; do build "$n"; done

@@ -91,7 +91,6 @@ type Env struct {
 	Adapters                                []*controlplane.Process
 
 	opts       Options
-	root       string
 	bin        string
 	port       int
 	mu         sync.Mutex
@@ -106,16 +105,12 @@ func Up(ctx context.Context, opts Options) (_ *Env, err error) {
 	if say == nil {
 		say = func(string, ...any) {}
 	}
-	root, err := controlplane.RepoRoot()
-	if err != nil {
-		return nil, err
-	}
 	say("Starting etcd, kube-apiserver and kube-controller-manager")
 	cp, err := controlplane.Start(ctx, controlplane.Options{Dir: opts.Dir, Log: opts.Log, ControllerManager: true, AuditServiceAccounts: opts.Audit})
 	if err != nil {
 		return nil, err
 	}
-	e := &Env{CP: cp, opts: opts, root: root}
+	e := &Env{CP: cp, opts: opts}
 	defer func() {
 		if err != nil {
 			_ = e.Down()
@@ -131,10 +126,7 @@ func Up(ctx context.Context, opts Options) (_ *Env, err error) {
 	}
 
 	say("Applying config/: namespace, ServiceAccounts, RBAC, the Foo CRD")
-	if err := e.Kubectl(ctx, nil, append([]string{"apply"}, fileArgs(root, manifests)...)...); err != nil {
-		return nil, err
-	}
-	if err := e.Kubectl(ctx, nil, "wait", "--for=condition=Established", "--timeout=60s", "crd/foos.samplecontroller.knative.io"); err != nil {
+	if err := ApplyConfig(ctx, cp); err != nil {
 		return nil, err
 	}
 	if e.ReconcilerKubeconfig, _, err = cp.KubeconfigForServiceAccount(ctx, Namespace, "foo-reconciler", 0); err != nil {
@@ -145,11 +137,8 @@ func Up(ctx context.Context, opts Options) (_ *Env, err error) {
 	}
 
 	say("Building and starting the reconciler as ServiceAccount %s/foo-reconciler", Namespace)
-	e.bin = filepath.Join(cp.Dir, "foo-reconciler")
-	build := exec.CommandContext(ctx, "go", "build", "-o", e.bin, "./cmd/foo-reconciler")
-	build.Dir = root
-	if out, err := build.CombinedOutput(); err != nil {
-		return nil, fmt.Errorf("failed to build the reconciler: %w\n%s", err, out)
+	if e.bin, err = BuildReconciler(ctx, cp.Dir); err != nil {
+		return nil, err
 	}
 	if e.port, err = controlplane.FreePort(); err != nil {
 		return nil, err
@@ -193,14 +182,48 @@ func fileArgs(root string, files []string) []string {
 	return out
 }
 
+// ApplyConfig applies the manifests of config/ that a cluster without
+// Knative can take (namespace, accounts, roles, the CRD) and waits until the
+// CRD is served.
+func ApplyConfig(ctx context.Context, cp *controlplane.ControlPlane) error {
+	root, err := controlplane.RepoRoot()
+	if err != nil {
+		return err
+	}
+	if err := Kubectl(ctx, cp, nil, append([]string{"apply"}, fileArgs(root, manifests)...)...); err != nil {
+		return err
+	}
+	return Kubectl(ctx, cp, nil, "wait", "--for=condition=Established", "--timeout=60s", "crd/foos.samplecontroller.knative.io")
+}
+
+// BuildReconciler builds cmd/foo-reconciler into dir and returns its path.
+func BuildReconciler(ctx context.Context, dir string) (string, error) {
+	root, err := controlplane.RepoRoot()
+	if err != nil {
+		return "", err
+	}
+	bin := filepath.Join(dir, "foo-reconciler")
+	build := exec.CommandContext(ctx, "go", "build", "-o", bin, "./cmd/foo-reconciler")
+	build.Dir = root
+	if out, err := build.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("failed to build the reconciler: %w\n%s", err, out)
+	}
+	return bin, nil
+}
+
 // Kubectl runs kubectl as the admin, writing its output to out (discarded if nil).
 func (e *Env) Kubectl(ctx context.Context, out io.Writer, args ...string) error {
+	return Kubectl(ctx, e.CP, out, args...)
+}
+
+// Kubectl runs kubectl as cp's admin, writing its output to out (discarded if nil).
+func Kubectl(ctx context.Context, cp *controlplane.ControlPlane, out io.Writer, args ...string) error {
 	bin, err := controlplane.BinaryPath("kubectl")
 	if err != nil {
 		return err
 	}
 	var buf bytes.Buffer
-	cmd := exec.CommandContext(ctx, bin, append([]string{"--kubeconfig", e.CP.AdminKubeconfig}, args...)...)
+	cmd := exec.CommandContext(ctx, bin, append([]string{"--kubeconfig", cp.AdminKubeconfig}, args...)...)
 	cmd.Stdout = &buf
 	cmd.Stderr = &buf
 	err = cmd.Run()

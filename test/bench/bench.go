@@ -1,0 +1,721 @@
+/*
+Copyright The Foo Operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+// Package bench measures this project's reconciler side by side with the
+// classic informer-based k8s.io/sample-controller (stock, and built with a
+// raised client rate limit), on the same loopback API server in the same
+// run, so that the ratios hold on a noisy machine. hack/bench.sh runs it and
+// writes the results; its test runs a small smoke of it.
+package bench
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrs "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"knative.dev/pkg/ptr"
+
+	samplesv1alpha1 "github.com/frugal-operator/foo-operator/pkg/apis/samplecontroller/v1alpha1"
+	"github.com/frugal-operator/foo-operator/pkg/client/clientset/versioned"
+	"github.com/frugal-operator/foo-operator/pkg/reconciler/foo/resources"
+	"github.com/frugal-operator/foo-operator/test/controlplane"
+	"github.com/frugal-operator/foo-operator/test/localenv"
+)
+
+// The controllers measured.
+const (
+	Ours          = "frugal (this project)"
+	Classic       = "classic, stock (5 req/s)"
+	ClassicRaised = "classic, raised QPS"
+	Adapters      = "2 ApiServerSource adapters"
+)
+
+// Config says what to measure.
+type Config struct {
+	// Ns are the numbers of pre-existing Foos (each controller's own, each
+	// with its Deployment), plus as many unrelated Deployments.
+	Ns []int
+	// Burst is how many Foos are created at once.
+	Burst int
+	// StockMaxN and StockBurst bound the stock classic: at 5 requests/s it
+	// needs N/5 s to sync and 2·Burst/5 s for a burst.
+	StockMaxN, StockBurst int
+	// RaisedQPS is the raised classic's client rate limit (burst twice it).
+	RaisedQPS int
+	// Idle is the window over which idle CPU is measured.
+	Idle time.Duration
+	// Dir keeps each run's control plane and logs.
+	Dir string
+	// Log tells progress.
+	Log func(format string, args ...any)
+}
+
+// Result is one controller's figures at one N.
+type Result struct {
+	Controller string
+	N          int
+	Burst      int
+	// ReadyMs: process start to ready. FirstFooMs: process start to the
+	// first new Foo reconciled (ready, then the Foo's Deployment and status
+	// written). NoResync: the same with our cold-start resync off.
+	ReadyMs, FirstFooMs                 float64
+	ReadyNoResyncMs, FirstFooNoResyncMs float64
+	// SteadyRSS after the burst and the idle window; PeakRSS the high-water mark.
+	SteadyRSSMiB, PeakRSSMiB float64
+	// BurstSeconds: first create to every Deployment and status written.
+	BurstSeconds, P50Ms, P99Ms float64
+	// Requests per Foo of the burst, by "VERB resource", the harness's own
+	// creates taken out.
+	Requests                  map[string]float64
+	WritesPerFoo, ReadsPerFoo float64
+	IdleCPUSeconds            float64
+	DrainMs                   float64
+	Incomplete                string
+}
+
+// Report is a whole run.
+type Report struct {
+	When    time.Time
+	Config  Config `json:"-"`
+	Ns      []int
+	Burst   int
+	Idle    string
+	Results []Result
+}
+
+var classicGVR = schema.GroupVersionResource{Group: "samplecontroller.k8s.io", Version: "v1alpha1", Resource: "foos"}
+
+// Run measures every controller at every N.
+func Run(ctx context.Context, cfg Config) (*Report, error) {
+	if cfg.Log == nil {
+		cfg.Log = func(string, ...any) {}
+	}
+	rep := &Report{When: time.Now(), Config: cfg, Ns: cfg.Ns, Burst: cfg.Burst, Idle: cfg.Idle.String()}
+	for _, n := range cfg.Ns {
+		rs, err := runN(ctx, cfg, n)
+		rep.Results = append(rep.Results, rs...)
+		if err != nil {
+			return rep, fmt.Errorf("N=%d: %w", n, err)
+		}
+	}
+	return rep, nil
+}
+
+type run struct {
+	cfg     Config
+	n       int
+	cp      *controlplane.ControlPlane
+	kube    kubernetes.Interface
+	foos    versioned.Interface
+	dyn     dynamic.Interface
+	ourBin  string
+	port    int
+	saKC    string
+	classic map[string]string // name -> binary
+}
+
+func runN(ctx context.Context, cfg Config, n int) ([]Result, error) {
+	log := cfg.Log
+	dir := filepath.Join(cfg.Dir, fmt.Sprintf("n%d", n))
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	log("N=%d: starting etcd and kube-apiserver", n)
+	cp, err := controlplane.Start(ctx, controlplane.Options{Dir: dir})
+	if err != nil {
+		return nil, err
+	}
+	defer func() { _ = cp.Stop() }()
+	r := &run{cfg: cfg, n: n, cp: cp, classic: map[string]string{}}
+	rc := rest.CopyConfig(cp.RESTConfig)
+	rc.QPS, rc.Burst = 2000, 4000
+	r.kube = kubernetes.NewForConfigOrDie(rc)
+	r.foos = versioned.NewForConfigOrDie(rc)
+	r.dyn = dynamic.NewForConfigOrDie(rc)
+
+	if err := localenv.ApplyConfig(ctx, cp); err != nil {
+		return nil, err
+	}
+	crd, err := classicCRD()
+	if err != nil {
+		return nil, err
+	}
+	if err := localenv.Kubectl(ctx, cp, nil, "apply", "-f", crd); err != nil {
+		return nil, err
+	}
+	if err := localenv.Kubectl(ctx, cp, nil, "wait", "--for=condition=Established", "--timeout=60s", "crd/foos.samplecontroller.k8s.io"); err != nil {
+		return nil, err
+	}
+	for _, name := range []string{"sample-controller", "sample-controller-raised"} {
+		if r.classic[name], err = controlplane.BinaryPath(name); err != nil {
+			return nil, err
+		}
+	}
+	if r.ourBin, err = localenv.BuildReconciler(ctx, dir); err != nil {
+		return nil, err
+	}
+	if r.saKC, _, err = cp.KubeconfigForServiceAccount(ctx, localenv.Namespace, "foo-reconciler", 0); err != nil {
+		return nil, err
+	}
+	sourcesKC, _, err := cp.KubeconfigForServiceAccount(ctx, localenv.Namespace, "foo-sources", 0)
+	if err != nil {
+		return nil, err
+	}
+	if r.port, err = controlplane.FreePort(); err != nil {
+		return nil, err
+	}
+
+	log("N=%d: creating %d Foos of each kind with their Deployments, and %d unrelated Deployments", n, n, n)
+	start := time.Now()
+	if err := r.populate(ctx); err != nil {
+		return nil, err
+	}
+	log("N=%d: populated in %.1fs", n, time.Since(start).Seconds())
+
+	sink := "http://127.0.0.1:" + strconv.Itoa(r.port)
+	var adapters []*controlplane.Process
+	for _, a := range []struct {
+		name string
+		cfg  controlplane.AdapterConfig
+	}{
+		{"foos", controlplane.AdapterConfig{AllNamespaces: true, Mode: "Resource",
+			Resources: []controlplane.AdapterResource{{GVR: samplesv1alpha1.SchemeGroupVersion.WithResource("foos")}}}},
+		{"foo-deployments", controlplane.AdapterConfig{AllNamespaces: true, Mode: "Resource",
+			Resources: []controlplane.AdapterResource{{GVR: appsv1.SchemeGroupVersion.WithResource("deployments")}},
+			Owner:     &controlplane.AdapterOwner{APIVersion: "samplecontroller.knative.io/v1alpha1", Kind: "Foo"}}},
+	} {
+		p, err := cp.StartAdapter(a.name, localenv.Namespace, sink, a.cfg, sourcesKC)
+		if err != nil {
+			return nil, err
+		}
+		adapters = append(adapters, p)
+	}
+
+	// Our Foos get their status once, as they would have long ago.
+	log("N=%d: settling our Foos' status (not measured)", n)
+	p, err := r.startOurs(ctx, "settle", true)
+	if err != nil {
+		return nil, err
+	}
+	if err := r.waitOursSettled(ctx, "bench", n); err != nil {
+		return nil, err
+	}
+	_ = p.Stop()
+
+	var out []Result
+	if n <= cfg.StockMaxN {
+		res, err := r.measureClassic(ctx, Classic, "sample-controller", nil, cfg.StockBurst)
+		out = append(out, res)
+		if err != nil {
+			return out, err
+		}
+	}
+	qps := strconv.Itoa(cfg.RaisedQPS)
+	res, err := r.measureClassic(ctx, ClassicRaised, "sample-controller-raised",
+		[]string{"--kube-api-qps", qps, "--kube-api-burst", strconv.Itoa(2 * cfg.RaisedQPS)}, cfg.Burst)
+	out = append(out, res)
+	if err != nil {
+		return out, err
+	}
+	res, ad, err := r.measureOurs(ctx, adapters)
+	out = append(out, res, ad)
+	return out, err
+}
+
+// classicCRD returns the path of the classic controller's CRD (with the
+// status subresource, which its UpdateStatus needs), in the module cache.
+func classicCRD() (string, error) {
+	root, err := controlplane.RepoRoot()
+	if err != nil {
+		return "", err
+	}
+	cmd := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", "k8s.io/sample-controller")
+	cmd.Dir = filepath.Join(root, "hack", "tools", "sample-controller")
+	out, err := cmd.Output()
+	if err != nil {
+		return "", fmt.Errorf("locating k8s.io/sample-controller: %w", err)
+	}
+	return filepath.Join(strings.TrimSpace(string(out)), "artifacts", "examples", "crd-status-subresource.yaml"), nil
+}
+
+// parallel runs f(0..n-1) on 32 workers and returns the first error.
+func parallel(n int, f func(i int) error) error {
+	var wg sync.WaitGroup
+	errs := make(chan error, n)
+	next := make(chan int)
+	for range 32 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				if err := f(i); err != nil {
+					errs <- err
+				}
+			}
+		}()
+	}
+	for i := range n {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	close(errs)
+	return <-errs
+}
+
+func (r *run) namespace(ctx context.Context, name string) error {
+	_, err := r.kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{})
+	if apierrs.IsAlreadyExists(err) {
+		return nil
+	}
+	return err
+}
+
+func (r *run) populate(ctx context.Context) error {
+	if err := r.namespace(ctx, "bench"); err != nil {
+		return err
+	}
+	return parallel(r.n, func(i int) error {
+		if _, err := r.createOurs(ctx, "bench", fmt.Sprintf("ours-%d", i), true); err != nil {
+			return err
+		}
+		if _, err := r.createClassic(ctx, "bench", fmt.Sprintf("classic-%d", i), true); err != nil {
+			return err
+		}
+		d := &appsv1.Deployment{
+			ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("other-%d", i), Namespace: "bench"},
+			Spec:       classicDeploymentSpec(fmt.Sprintf("other-%d", i)),
+		}
+		_, err := r.kube.AppsV1().Deployments("bench").Create(ctx, d, metav1.CreateOptions{})
+		return err
+	})
+}
+
+// createOurs creates one of our Foos and, with deployment, its Deployment.
+func (r *run) createOurs(ctx context.Context, ns, name string, deployment bool) (*samplesv1alpha1.Foo, error) {
+	f := &samplesv1alpha1.Foo{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
+		Spec:       samplesv1alpha1.FooSpec{DeploymentName: name, Replicas: ptr.Int32(1)},
+	}
+	f, err := r.foos.SamplecontrollerV1alpha1().Foos(ns).Create(ctx, f, metav1.CreateOptions{})
+	if err != nil || !deployment {
+		return f, err
+	}
+	_, err = r.kube.AppsV1().Deployments(ns).Create(ctx, resources.MakeDeployment(f), metav1.CreateOptions{})
+	return f, err
+}
+
+// createClassic creates one of the classic controller's Foos and, with
+// deployment, its Deployment as that controller makes it.
+func (r *run) createClassic(ctx context.Context, ns, name string, deployment bool) (*unstructured.Unstructured, error) {
+	u := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "samplecontroller.k8s.io/v1alpha1",
+		"kind":       "Foo",
+		"metadata":   map[string]any{"name": name, "namespace": ns},
+		"spec":       map[string]any{"deploymentName": name, "replicas": int64(1)},
+	}}
+	u, err := r.dyn.Resource(classicGVR).Namespace(ns).Create(ctx, u, metav1.CreateOptions{})
+	if err != nil || !deployment {
+		return u, err
+	}
+	d := &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{
+			Name: name, Namespace: ns,
+			OwnerReferences: []metav1.OwnerReference{{
+				APIVersion: "samplecontroller.k8s.io/v1alpha1", Kind: "Foo", Name: name, UID: u.GetUID(),
+				Controller: ptr.Bool(true), BlockOwnerDeletion: ptr.Bool(true),
+			}},
+		},
+		Spec: classicDeploymentSpec(name),
+	}
+	_, err = r.kube.AppsV1().Deployments(ns).Create(ctx, d, metav1.CreateOptions{})
+	return u, err
+}
+
+func classicDeploymentSpec(name string) appsv1.DeploymentSpec {
+	labels := map[string]string{"app": "nginx", "controller": name}
+	return appsv1.DeploymentSpec{
+		Replicas: ptr.Int32(1),
+		Selector: &metav1.LabelSelector{MatchLabels: labels},
+		Template: corev1.PodTemplateSpec{
+			ObjectMeta: metav1.ObjectMeta{Labels: labels},
+			Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "nginx", Image: "nginx:latest"}}},
+		},
+	}
+}
+
+func (r *run) waitOursSettled(ctx context.Context, ns string, n int) error {
+	return wait.PollUntilContextTimeout(ctx, 500*time.Millisecond, 15*time.Minute, true, func(ctx context.Context) (bool, error) {
+		list, err := r.foos.SamplecontrollerV1alpha1().Foos(ns).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return false, nil
+		}
+		done := 0
+		for _, f := range list.Items {
+			if f.Status.ObservedGeneration == f.Generation {
+				done++
+			}
+		}
+		return done >= n, nil
+	})
+}
+
+func (r *run) startOurs(ctx context.Context, label string, resync bool) (*controlplane.Process, error) {
+	cmd := exec.Command(r.ourBin, "--kubeconfig", r.saKC, "--port", strconv.Itoa(r.port),
+		"--cold-start-resync="+strconv.FormatBool(resync))
+	cmd.Env = append(os.Environ(), "LOG_LEVEL=warn")
+	p, err := r.cp.StartProcess("reconciler-"+label, cmd)
+	if err != nil {
+		return nil, err
+	}
+	return p, r.waitReady(ctx, p, func() bool {
+		resp, err := http.Get("http://127.0.0.1:" + strconv.Itoa(r.port) + "/readyz")
+		if err != nil {
+			return false
+		}
+		resp.Body.Close()
+		return resp.StatusCode == http.StatusOK
+	})
+}
+
+func (r *run) waitReady(ctx context.Context, p *controlplane.Process, ready func() bool) error {
+	return wait.PollUntilContextTimeout(ctx, time.Millisecond, 5*time.Minute, true, func(context.Context) (bool, error) {
+		if p.Exited() {
+			return false, fmt.Errorf("%s exited: %s", p.Name, p.LogTail())
+		}
+		return ready(), nil
+	})
+}
+
+// reconciled tells whether a Foo has its Deployment and a written status.
+func (r *run) reconciled(ctx context.Context, classic bool, ns, name string) bool {
+	if _, err := r.kube.AppsV1().Deployments(ns).Get(ctx, name, metav1.GetOptions{}); err != nil {
+		return false
+	}
+	if classic {
+		u, err := r.dyn.Resource(classicGVR).Namespace(ns).Get(ctx, name, metav1.GetOptions{})
+		return err == nil && u.Object["status"] != nil
+	}
+	f, err := r.foos.SamplecontrollerV1alpha1().Foos(ns).Get(ctx, name, metav1.GetOptions{})
+	return err == nil && f.Status.ObservedGeneration >= 1
+}
+
+// firstFoo creates a Foo and returns how long until it is reconciled.
+func (r *run) firstFoo(ctx context.Context, classic bool, ns string) (time.Duration, error) {
+	if err := r.namespace(ctx, ns); err != nil {
+		return 0, err
+	}
+	start := time.Now()
+	var err error
+	if classic {
+		_, err = r.createClassic(ctx, ns, "first", false)
+	} else {
+		_, err = r.createOurs(ctx, ns, "first", false)
+	}
+	if err != nil {
+		return 0, err
+	}
+	err = wait.PollUntilContextTimeout(ctx, 2*time.Millisecond, 5*time.Minute, true, func(ctx context.Context) (bool, error) {
+		return r.reconciled(ctx, classic, ns, "first"), nil
+	})
+	return time.Since(start), err
+}
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+func (r *run) measureClassic(ctx context.Context, name, bin string, args []string, burst int) (Result, error) {
+	res := Result{Controller: name, N: r.n, Burst: burst}
+	r.cfg.Log("N=%d: %s", r.n, name)
+	cmd := exec.Command(r.classic[bin], append([]string{"--kubeconfig", r.cp.AdminKubeconfig}, args...)...)
+	start := time.Now()
+	p, err := r.cp.StartProcess(bin, cmd)
+	if err != nil {
+		return res, err
+	}
+	defer func() { _ = p.Stop() }()
+	if err := r.waitReady(ctx, p, func() bool { return strings.Contains(p.LogTail(), "Started workers") }); err != nil {
+		return res, err
+	}
+	res.ReadyMs = ms(time.Since(start))
+	first, err := r.firstFoo(ctx, true, "first-"+bin)
+	if err != nil {
+		return res, err
+	}
+	res.FirstFooMs = res.ReadyMs + ms(first)
+	r.settle(ctx)
+	if err := r.burst(ctx, &res, p, true, "burst-"+bin); err != nil {
+		return res, err
+	}
+	return res, r.idle(ctx, &res, p)
+}
+
+func (r *run) measureOurs(ctx context.Context, adapters []*controlplane.Process) (Result, Result, error) {
+	res := Result{Controller: Ours, N: r.n, Burst: r.cfg.Burst}
+	ad := Result{Controller: Adapters, N: r.n, Burst: r.cfg.Burst}
+	r.cfg.Log("N=%d: %s, cold start with the resync off", r.n, Ours)
+	start := time.Now()
+	p, err := r.startOurs(ctx, "noresync", false)
+	if err != nil {
+		return res, ad, err
+	}
+	res.ReadyNoResyncMs = ms(time.Since(start))
+	first, err := r.firstFoo(ctx, false, "first-noresync")
+	if err != nil {
+		return res, ad, err
+	}
+	res.FirstFooNoResyncMs = res.ReadyNoResyncMs + ms(first)
+	_ = p.Stop()
+
+	r.cfg.Log("N=%d: %s, cold start with the resync on, burst, idle", r.n, Ours)
+	start = time.Now()
+	if p, err = r.startOurs(ctx, "measured", true); err != nil {
+		return res, ad, err
+	}
+	res.ReadyMs = ms(time.Since(start))
+	if first, err = r.firstFoo(ctx, false, "first-resync"); err != nil {
+		return res, ad, err
+	}
+	res.FirstFooMs = res.ReadyMs + ms(first)
+	r.settle(ctx)
+	if err := r.burst(ctx, &res, p, false, "burst-ours"); err != nil {
+		return res, ad, err
+	}
+	cpu0 := make([]float64, len(adapters))
+	for i, a := range adapters {
+		cpu0[i], _ = cpuSeconds(a.PID())
+	}
+	if err := r.idle(ctx, &res, p); err != nil {
+		return res, ad, err
+	}
+	for i, a := range adapters {
+		c, _ := cpuSeconds(a.PID())
+		ad.IdleCPUSeconds += c - cpu0[i]
+		now, peak, _ := rss(a.PID())
+		ad.SteadyRSSMiB += now
+		ad.PeakRSSMiB += peak
+	}
+	// Scaling to zero: SIGTERM, as Knative sends it; then 0 pods.
+	drain := time.Now()
+	if err := p.Stop(); err != nil {
+		return res, ad, fmt.Errorf("the reconciler did not stop cleanly: %w", err)
+	}
+	res.DrainMs = ms(time.Since(drain))
+	return res, ad, nil
+}
+
+// settle waits until the API server's request counters stop moving for a
+// second (the controller's start-up work done), at most a minute.
+func (r *run) settle(ctx context.Context) {
+	var last float64 = -1
+	_ = wait.PollUntilContextTimeout(ctx, time.Second, time.Minute, true, func(ctx context.Context) (bool, error) {
+		c, err := requestCounts(ctx, r.kube)
+		if err != nil {
+			return false, nil
+		}
+		total := 0.0
+		for k, v := range c {
+			if !strings.HasPrefix(k, "WATCH") {
+				total += v
+			}
+		}
+		// The scrape itself is one request.
+		stable := total-last <= 1
+		last = total
+		return stable, nil
+	})
+}
+
+// burst creates cfg.Burst Foos at once and times their reconciles, from a
+// watch on the harness's side.
+func (r *run) burst(ctx context.Context, res *Result, p *controlplane.Process, classic bool, ns string) error {
+	b := res.Burst
+	r.cfg.Log("N=%d: %s: burst of %d Foos", r.n, res.Controller, b)
+	if err := r.namespace(ctx, ns); err != nil {
+		return err
+	}
+	var mu sync.Mutex
+	created, depSeen, statusSeen := map[string]time.Time{}, map[string]time.Time{}, map[string]time.Time{}
+	wctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	dw, err := r.kube.AppsV1().Deployments(ns).Watch(wctx, metav1.ListOptions{})
+	if err != nil {
+		return err
+	}
+	var fw watch.Interface
+	if classic {
+		fw, err = r.dyn.Resource(classicGVR).Namespace(ns).Watch(wctx, metav1.ListOptions{})
+	} else {
+		fw, err = r.foos.SamplecontrollerV1alpha1().Foos(ns).Watch(wctx, metav1.ListOptions{})
+	}
+	if err != nil {
+		return err
+	}
+	go func() {
+		for e := range dw.ResultChan() {
+			if d, ok := e.Object.(*appsv1.Deployment); ok && e.Type == watch.Added {
+				mu.Lock()
+				depSeen[d.Name] = time.Now()
+				mu.Unlock()
+			}
+		}
+	}()
+	go func() {
+		for e := range fw.ResultChan() {
+			now := time.Now()
+			var name string
+			var written bool
+			switch o := e.Object.(type) {
+			case *unstructured.Unstructured:
+				name, written = o.GetName(), o.Object["status"] != nil
+			case *samplesv1alpha1.Foo:
+				name, written = o.Name, o.Status.ObservedGeneration >= 1
+			}
+			if written {
+				mu.Lock()
+				if _, ok := statusSeen[name]; !ok {
+					statusSeen[name] = now
+				}
+				mu.Unlock()
+			}
+		}
+	}()
+
+	before, err := requestCounts(ctx, r.kube)
+	if err != nil {
+		return err
+	}
+	first := time.Now()
+	err = parallel(b, func(i int) error {
+		name := fmt.Sprintf("b-%d", i)
+		var err error
+		if classic {
+			_, err = r.createClassic(ctx, ns, name, false)
+		} else {
+			_, err = r.createOurs(ctx, ns, name, false)
+		}
+		mu.Lock()
+		created[name] = time.Now()
+		mu.Unlock()
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	var lat []float64
+	err = wait.PollUntilContextTimeout(ctx, 10*time.Millisecond, 15*time.Minute, true, func(context.Context) (bool, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		if p.Exited() {
+			return false, fmt.Errorf("%s exited: %s", p.Name, p.LogTail())
+		}
+		return len(depSeen) >= b && len(statusSeen) >= b, nil
+	})
+	mu.Lock()
+	last := first
+	for name, c := range created {
+		d, s := depSeen[name], statusSeen[name]
+		done := d
+		if s.After(done) {
+			done = s
+		}
+		if done.After(last) {
+			last = done
+		}
+		if !d.IsZero() && !s.IsZero() {
+			lat = append(lat, ms(done.Sub(c)))
+		}
+	}
+	mu.Unlock()
+	res.BurstSeconds = last.Sub(first).Seconds()
+	if err != nil {
+		res.Incomplete = fmt.Sprintf("burst: %d of %d reconciled: %v", len(lat), b, err)
+		return err
+	}
+	sort.Float64s(lat)
+	res.P50Ms, res.P99Ms = lat[len(lat)/2], lat[min(len(lat)-1, len(lat)*99/100)]
+	r.settle(ctx)
+	after, err := requestCounts(ctx, r.kube)
+	if err != nil {
+		return err
+	}
+	d := delta(before, after)
+	// Take out the harness's own requests: its creates and its scrapes.
+	d["POST foos"] -= float64(b)
+	delete(d, "GET ") // non-resource GETs: the harness's /metrics scrapes
+	res.Requests = map[string]float64{}
+	for _, k := range sortedKeys(d) {
+		if d[k] <= 0 || strings.HasPrefix(k, "WATCH") {
+			continue
+		}
+		per := d[k] / float64(b)
+		res.Requests[k] = per
+		if isWrite(k) {
+			res.WritesPerFoo += per
+		} else {
+			res.ReadsPerFoo += per
+		}
+	}
+	return nil
+}
+
+// idle measures the CPU a process uses over cfg.Idle, then its memory. The
+// window is a measurement, not a wait for anything.
+func (r *run) idle(ctx context.Context, res *Result, p *controlplane.Process) error {
+	c0, err := cpuSeconds(p.PID())
+	if err != nil {
+		return err
+	}
+	select {
+	case <-time.After(r.cfg.Idle):
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	c1, err := cpuSeconds(p.PID())
+	if err != nil {
+		return err
+	}
+	res.IdleCPUSeconds = c1 - c0
+	res.SteadyRSSMiB, res.PeakRSSMiB, err = rss(p.PID())
+	return err
+}
+
+// WriteJSON writes the report as JSON.
+func (rep *Report) WriteJSON(path string) error {
+	b, err := json.MarshalIndent(rep, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, b, 0o644)
+}

@@ -1,0 +1,64 @@
+/*
+Copyright The Foo Operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package bench
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestSmoke runs the whole harness small: every controller must reconcile
+// its burst and every figure must be there. hack/bench.sh runs it in full.
+func TestSmoke(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a control plane")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	rep, err := Run(ctx, Config{
+		Ns: []int{20}, Burst: 20, StockMaxN: 20, StockBurst: 10, RaisedQPS: 200,
+		Idle: 2 * time.Second, Dir: t.TempDir(), Log: t.Logf,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{Classic, ClassicRaised, Ours} {
+		r := rep.find(name, 20)
+		if r == nil {
+			t.Fatalf("no result for %s", name)
+		}
+		if r.Incomplete != "" || r.BurstSeconds <= 0 || r.ReadyMs <= 0 || r.FirstFooMs < r.ReadyMs || r.SteadyRSSMiB <= 0 || r.WritesPerFoo <= 0 {
+			t.Errorf("%s: implausible figures: %+v", name, r)
+		}
+	}
+	ours := rep.find(Ours, 20)
+	if ours.FirstFooNoResyncMs <= 0 || ours.DrainMs <= 0 {
+		t.Errorf("ours: %+v", ours)
+	}
+	if ours.Requests["POST deployments"] < 0.99 {
+		t.Errorf("ours created %.2f deployments per Foo, want 1: %v", ours.Requests["POST deployments"], ours.Requests)
+	}
+	var md bytes.Buffer
+	rep.WriteMarkdown(&md)
+	if !strings.Contains(md.String(), "| 20 | "+Ours) {
+		t.Errorf("markdown lacks our row:\n%s", md.String())
+	}
+	t.Log("\n" + md.String())
+}
