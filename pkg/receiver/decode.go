@@ -80,6 +80,27 @@ type Decoder struct {
 	// Deployments reads Deployments for Reference-mode events, which do not
 	// carry the owner.
 	Deployments appsv1listers.DeploymentLister
+	// Observe, if set, is given the object a Resource-mode event of the
+	// owner kind or of a Deployment carries (deleted on a delete event),
+	// before its keys are enqueued: the reconciler can read it instead of
+	// the API server (see uncached.Hints).
+	Observe func(gk schema.GroupKind, deleted bool, data []byte)
+	// SkipObserved ignores owner events that ask for nothing: an update of an
+	// object whose status already reports its generation (a reconciler's own
+	// status write, typically), and a delete (garbage collection removes
+	// what it owned). Resource mode only: Reference mode does not carry them.
+	SkipObserved bool
+}
+
+// observed is what SkipObserved reads of an owner event's object.
+type observed struct {
+	Metadata struct {
+		Generation        int64        `json:"generation"`
+		DeletionTimestamp *metav1.Time `json:"deletionTimestamp"`
+	} `json:"metadata"`
+	Status struct {
+		ObservedGeneration int64 `json:"observedGeneration"`
+	} `json:"status"`
 }
 
 var deploymentKind = schema.GroupKind{Group: "apps", Kind: "Deployment"}
@@ -92,7 +113,7 @@ func (d *Decoder) Decode(ctx context.Context, e *cloudevents.Event) (Target, err
 	case t == PingEventType:
 		return Target{Resync: true}, nil
 	case strings.HasPrefix(t, ResourceEventPrefix) && apiServerVerbs[strings.TrimPrefix(t, ResourceEventPrefix)]:
-		return d.decodeResource(e)
+		return d.decodeResource(e, strings.TrimPrefix(t, ResourceEventPrefix))
 	case strings.HasPrefix(t, RefEventPrefix) && apiServerVerbs[strings.TrimPrefix(t, RefEventPrefix)]:
 		return d.decodeRef(ctx, e)
 	default:
@@ -102,7 +123,7 @@ func (d *Decoder) Decode(ctx context.Context, e *cloudevents.Event) (Target, err
 
 // decodeResource reads the object a Resource-mode event carries. The owner
 // of a Deployment is read from the object itself, which works on delete too.
-func (d *Decoder) decodeResource(e *cloudevents.Event) (Target, error) {
+func (d *Decoder) decodeResource(e *cloudevents.Event, verb string) (Target, error) {
 	var obj metav1.PartialObjectMetadata
 	if err := unmarshalData(e, &obj); err != nil {
 		return Target{}, err
@@ -116,12 +137,47 @@ func (d *Decoder) decodeResource(e *cloudevents.Event) (Target, error) {
 	}
 	switch gk {
 	case d.Owner:
-		return d.ownerKey(obj.Namespace, obj.Name)
+		t, err := d.ownerKey(obj.Namespace, obj.Name)
+		if err != nil {
+			return t, err
+		}
+		if d.SkipObserved {
+			if why := d.nothingToDo(verb, e.Data()); why != "" {
+				return Target{Ignored: why}, nil
+			}
+		}
+		d.observe(gk, verb, e.Data())
+		return t, nil
 	case deploymentKind:
-		return d.controllerKey(obj.Namespace, obj.Name, obj.OwnerReferences)
+		t, err := d.controllerKey(obj.Namespace, obj.Name, obj.OwnerReferences)
+		if err == nil && len(t.Keys) > 0 {
+			d.observe(gk, verb, e.Data())
+		}
+		return t, err
 	default:
 		return Target{Ignored: fmt.Sprintf("kind %s is not handled", gk)}, nil
 	}
+}
+
+func (d *Decoder) observe(gk schema.GroupKind, verb string, data []byte) {
+	if d.Observe != nil {
+		d.Observe(gk, verb == "delete", data)
+	}
+}
+
+// nothingToDo says why an owner event asks for no reconcile, or "".
+func (d *Decoder) nothingToDo(verb string, data []byte) string {
+	switch verb {
+	case "delete":
+		return "a deleted " + d.Owner.Kind + " has nothing to reconcile; garbage collection removes what it owned"
+	case "update":
+		var o observed
+		if json.Unmarshal(data, &o) == nil && o.Metadata.DeletionTimestamp == nil &&
+			o.Metadata.Generation > 0 && o.Status.ObservedGeneration == o.Metadata.Generation {
+			return fmt.Sprintf("generation %d is already reconciled", o.Metadata.Generation)
+		}
+	}
+	return ""
 }
 
 // refData is the data of a Reference-mode ApiServerSource event.

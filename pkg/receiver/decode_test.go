@@ -25,6 +25,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	kubefake "k8s.io/client-go/kubernetes/fake"
 	clientgotesting "k8s.io/client-go/testing"
@@ -148,5 +149,60 @@ func TestDecodeRefReadFailureIsTransient(t *testing.T) {
 	e := refEvent("update", "apps/v1", "Deployment", "deployments", "ns", "web")
 	if _, err := d.Decode(context.Background(), &e); err == nil || IsBadEvent(err) {
 		t.Errorf("Decode() = %v, want a transient (non-BadEvent) error", err)
+	}
+}
+
+func TestDecodeSkipObservedAndObserve(t *testing.T) {
+	withStatus := func(e cloudevents.Event, generation, observed int) cloudevents.Event {
+		var obj map[string]any
+		_ = e.DataAs(&obj)
+		obj["metadata"].(map[string]any)["generation"] = generation
+		obj["status"] = map[string]any{"observedGeneration": observed}
+		_ = e.SetData(cloudevents.ApplicationJSON, obj)
+		return e
+	}
+	tests := []struct {
+		name        string
+		event       cloudevents.Event
+		skip        bool
+		wantKeys    bool
+		wantObserve string // "", "Foo", "Foo deleted", "Deployment", ...
+	}{
+		{"update already observed", withStatus(fooResourceEvent("update", "ns", "a"), 2, 2), true, false, ""},
+		{"update already observed, skip off", withStatus(fooResourceEvent("update", "ns", "a"), 2, 2), false, true, "Foo"},
+		{"update of a new generation", withStatus(fooResourceEvent("update", "ns", "a"), 3, 2), true, true, "Foo"},
+		{"add", withStatus(fooResourceEvent("add", "ns", "a"), 1, 1), true, true, "Foo"},
+		{"foo delete", fooResourceEvent("delete", "ns", "a"), true, false, ""},
+		{"foo delete, skip off", fooResourceEvent("delete", "ns", "a"), false, true, "Foo deleted"},
+		{"owned deployment", deploymentResourceEvent("update", "ns", "web", "a"), true, true, "Deployment"},
+		{"owned deployment deleted", deploymentResourceEvent("delete", "ns", "web", "a"), true, true, "Deployment deleted"},
+		{"unowned deployment", deploymentResourceEvent("update", "ns", "web", ""), true, false, ""},
+		{"reference mode carries no object", refEvent("update", fooAPIVersion, "Foo", "foos", "ns", "a"), true, true, ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			d, _ := newDecoder()
+			d.SkipObserved = tc.skip
+			observed := ""
+			d.Observe = func(gk schema.GroupKind, deleted bool, data []byte) {
+				observed = gk.Kind
+				if deleted {
+					observed += " deleted"
+				}
+				if len(data) == 0 {
+					t.Error("Observe got no data")
+				}
+			}
+			got, err := d.Decode(context.Background(), &tc.event)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if (len(got.Keys) > 0) != tc.wantKeys {
+				t.Errorf("Decode() = %+v, want keys: %v", got, tc.wantKeys)
+			}
+			if observed != tc.wantObserve {
+				t.Errorf("observed %q, want %q", observed, tc.wantObserve)
+			}
+		})
 	}
 }

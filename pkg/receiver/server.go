@@ -65,6 +65,13 @@ type Options struct {
 	// ShutdownTimeout bounds the drain on shutdown: in-flight events are
 	// answered and in-flight reconciles finished within it.
 	ShutdownTimeout time.Duration
+	// AckOnEnqueue answers an event as soon as its keys are enqueued,
+	// instead of once they are reconciled. Only for a sender that delivers
+	// one event at a time and retries little (ApiServerSource wired
+	// directly), where waiting makes a burst reconcile one key at a time:
+	// what a crash then loses, the cold-start resync (which must be on) and
+	// the ping resync restore; a SIGTERM drains the queue first.
+	AckOnEnqueue bool
 	// ColdStartResync lists every Foo once the server listens and enqueues
 	// it (in the slow lane, behind events): the adapter sends nothing for
 	// changes made while no reconciler ran.
@@ -264,15 +271,23 @@ func (s *Server) serveEvent(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 
-	watch := s.tracker.Watch(keys)
-	defer watch.Stop()
-	for _, k := range keys {
-		if target.Resync {
-			s.impl.EnqueueSlowKey(k)
-		} else {
-			s.impl.EnqueueKey(k)
+	enqueue := func() {
+		for _, k := range keys {
+			if target.Resync {
+				s.impl.EnqueueSlowKey(k)
+			} else {
+				s.impl.EnqueueKey(k)
+			}
 		}
 	}
+	if s.opts.AckOnEnqueue {
+		enqueue()
+		w.WriteHeader(http.StatusAccepted)
+		return
+	}
+	watch := s.tracker.Watch(keys)
+	defer watch.Stop()
+	enqueue()
 	waitCtx, cancel := context.WithTimeout(ctx, s.opts.AckDeadline)
 	defer cancel()
 	switch err := watch.Wait(waitCtx); {

@@ -591,3 +591,17 @@ func (ts *testServer) watching(key string) int {
 	}
 	return 0
 }
+
+func TestAckOnEnqueueAnswersBeforeTheReconcile(t *testing.T) {
+	release := make(chan struct{})
+	rec := newFakeReconciler(func(context.Context, string) error { <-release; return nil })
+	ts := startServer(t, rec, Options{AckOnEnqueue: true})
+	if r := send(t, ts.url, fooResourceEvent("add", "ns", "a"), false); r.code != http.StatusAccepted {
+		t.Errorf("answer = %d, want 202 before the reconcile", r.code)
+	}
+	// The key was enqueued: its reconcile runs (and is drained on shutdown).
+	if key := <-rec.started; key != "ns/a" {
+		t.Errorf("reconciled %q", key)
+	}
+	close(release)
+}

@@ -247,7 +247,7 @@ func TestReconcile(t *testing.T) {
 	}}
 
 	table.Test(t, MakeFactory(func(ctx context.Context) controller.Reconciler {
-		return NewReconciler(ctx)
+		return NewReconciler(ctx, Hints{})
 	}))
 }
 
