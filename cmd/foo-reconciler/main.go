@@ -47,13 +47,19 @@ import (
 
 // Defaults of the API client's rate limit: client-go's own (5/s, burst 10)
 // would make a burst of events wait on the client rather than the server.
+// The reconciler is idle, or at zero, most of the time; when it runs, it has
+// work queued.
 const (
-	defaultQPS   = 50
-	defaultBurst = 100
+	defaultQPS   = 200
+	defaultBurst = 400
 )
 
-// hintMaxAge bounds how old an event's object may be when read in its place.
-const hintMaxAge = 5 * time.Second
+// hintMaxAge bounds how old an event's object may be when read in its
+// place. Age alone does not make it stale: it is the last state the watch
+// delivered, which is what an informer's cache would hold, and any read
+// consumes it. The bound is a safety net; a burst keeps keys queued for
+// seconds.
+const hintMaxAge = time.Minute
 
 func main() {
 	var (

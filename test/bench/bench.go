@@ -402,7 +402,9 @@ func (r *run) waitOursSettled(ctx context.Context, ns string, n int) error {
 }
 
 func (r *run) startOurs(ctx context.Context, label string, resync bool, args ...string) (*controlplane.Process, error) {
+	// The same client rate limit as the raised classic's.
 	cmd := exec.Command(r.ourBin, append([]string{"--kubeconfig", r.saKC, "--port", strconv.Itoa(r.port),
+		"--kube-api-qps", strconv.Itoa(r.cfg.RaisedQPS), "--kube-api-burst", strconv.Itoa(2 * r.cfg.RaisedQPS),
 		"--cold-start-resync=" + strconv.FormatBool(resync)}, args...)...)
 	cmd.Env = append(os.Environ(), "LOG_LEVEL=warn")
 	p, err := r.cp.StartProcess("reconciler-"+label, cmd)
