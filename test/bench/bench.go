@@ -24,6 +24,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -45,6 +46,8 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/cache"
+	watchtools "k8s.io/client-go/tools/watch"
 	"knative.dev/pkg/ptr"
 
 	samplesv1alpha1 "github.com/frugal-operator/foo-operator/pkg/apis/samplecontroller/v1alpha1"
@@ -95,6 +98,9 @@ type Result struct {
 	ReadyNoResyncMs, FirstFooNoResyncMs float64
 	// SteadyRSS after the burst and the idle window; PeakRSS the high-water mark.
 	SteadyRSSMiB, PeakRSSMiB float64
+	// AnonRSSMiB is the anonymous part of SteadyRSS; the rest is file-backed
+	// (the binary's pages), which the kernel can reclaim.
+	AnonRSSMiB float64
 	// BurstSeconds: first create to every Deployment and status written.
 	BurstSeconds, P50Ms, P99Ms float64
 	// Requests per Foo of the burst, by "VERB resource", the harness's own
@@ -541,9 +547,10 @@ func (r *run) measureOurs(ctx context.Context, adapters []*controlplane.Process,
 	for i, a := range adapters {
 		c, _ := cpuSeconds(a.PID())
 		ad.IdleCPUSeconds += c - cpu0[i]
-		now, peak, _ := rss(a.PID())
+		now, peak, anon, _ := rss(a.PID())
 		ad.SteadyRSSMiB += now
 		ad.PeakRSSMiB += peak
+		ad.AnonRSSMiB += anon
 	}
 	// Scaling to zero: SIGTERM, as Knative sends it; then 0 pods.
 	drain := time.Now()
@@ -588,16 +595,30 @@ func (r *run) burst(ctx context.Context, res *Result, p *controlplane.Process, c
 	created, depSeen, statusSeen := map[string]time.Time{}, map[string]time.Time{}, map[string]time.Time{}
 	wctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	dw, err := r.kube.AppsV1().Deployments(ns).Watch(wctx, metav1.ListOptions{})
+	// The watches go on their own connection (the creates would share one
+	// HTTP/2 connection with them otherwise) and resume where they were if
+	// the server ends them.
+	wc := rest.CopyConfig(r.cp.RESTConfig)
+	wc.Dial = (&net.Dialer{}).DialContext // an uncached transport: its own connection
+	wkube, wdyn := kubernetes.NewForConfigOrDie(wc), dynamic.NewForConfigOrDie(wc)
+	wfoos := versioned.NewForConfigOrDie(wc)
+	// Any list's resourceVersion is "now" for both watches.
+	now, err := wkube.AppsV1().Deployments(ns).List(ctx, metav1.ListOptions{Limit: 1})
 	if err != nil {
 		return err
 	}
-	var fw watch.Interface
-	if classic {
-		fw, err = r.dyn.Resource(classicGVR).Namespace(ns).Watch(wctx, metav1.ListOptions{})
-	} else {
-		fw, err = r.foos.SamplecontrollerV1alpha1().Foos(ns).Watch(wctx, metav1.ListOptions{})
+	dw, err := retryWatch(wctx, now.ResourceVersion, func(o metav1.ListOptions) (watch.Interface, error) {
+		return wkube.AppsV1().Deployments(ns).Watch(wctx, o)
+	})
+	if err != nil {
+		return err
 	}
+	fw, err := retryWatch(wctx, now.ResourceVersion, func(o metav1.ListOptions) (watch.Interface, error) {
+		if classic {
+			return wdyn.Resource(classicGVR).Namespace(ns).Watch(wctx, o)
+		}
+		return wfoos.SamplecontrollerV1alpha1().Foos(ns).Watch(wctx, o)
+	})
 	if err != nil {
 		return err
 	}
@@ -709,6 +730,14 @@ func (r *run) burst(ctx context.Context, res *Result, p *controlplane.Process, c
 	return nil
 }
 
+// retryWatch watches from the resourceVersion rv (a list's: "now") and
+// resumes from the last event's when the server ends the watch.
+func retryWatch(ctx context.Context, rv string, w func(metav1.ListOptions) (watch.Interface, error)) (watch.Interface, error) {
+	return watchtools.NewRetryWatcherWithContext(ctx, rv, &cache.ListWatch{
+		WatchFuncWithContext: func(_ context.Context, o metav1.ListOptions) (watch.Interface, error) { return w(o) },
+	})
+}
+
 // idle measures the CPU a process uses over cfg.Idle, then its memory. The
 // window is a measurement, not a wait for anything.
 func (r *run) idle(ctx context.Context, res *Result, p *controlplane.Process) error {
@@ -726,7 +755,7 @@ func (r *run) idle(ctx context.Context, res *Result, p *controlplane.Process) er
 		return err
 	}
 	res.IdleCPUSeconds = c1 - c0
-	res.SteadyRSSMiB, res.PeakRSSMiB, err = rss(p.PID())
+	res.SteadyRSSMiB, res.PeakRSSMiB, res.AnonRSSMiB, err = rss(p.PID())
 	return err
 }
 

@@ -26,11 +26,11 @@ import (
 func (rep *Report) WriteMarkdown(w io.Writer) {
 	fmt.Fprintf(w, "Measured %s on one loopback kube-apiserver + etcd (%s idle window, bursts of %d Foos unless said).\n\n",
 		rep.When.UTC().Format("2006-01-02 15:04 MST"), rep.Idle, rep.Burst)
-	fmt.Fprintln(w, "| N | controller | RSS steady MiB | RSS peak MiB | start→ready ms | start→first Foo ms | burst s (Foos) | p50 / p99 ms | writes/Foo | reads/Foo | idle CPU s |")
+	fmt.Fprintln(w, "| N | controller | RSS steady MiB (anon) | RSS peak MiB | start→ready ms | start→first Foo ms | burst s (Foos) | p50 / p99 ms | writes/Foo | reads/Foo | idle CPU s |")
 	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|---|---|")
 	for _, r := range rep.Results {
 		if r.Controller == Adapters {
-			fmt.Fprintf(w, "| %d | %s (shared, separate) | %.0f | %.0f | | | | | | | %.2f |\n", r.N, r.Controller, r.SteadyRSSMiB, r.PeakRSSMiB, r.IdleCPUSeconds)
+			fmt.Fprintf(w, "| %d | %s (shared, separate) | %.0f (%.0f) | %.0f | | | | | | | %.2f |\n", r.N, r.Controller, r.SteadyRSSMiB, r.AnonRSSMiB, r.PeakRSSMiB, r.IdleCPUSeconds)
 			continue
 		}
 		ready, first := fmt.Sprintf("%.0f", r.ReadyMs), fmt.Sprintf("%.0f", r.FirstFooMs)
@@ -42,8 +42,8 @@ func (rep *Report) WriteMarkdown(w io.Writer) {
 		if r.Incomplete != "" {
 			burst += " incomplete"
 		}
-		fmt.Fprintf(w, "| %d | %s | %.0f | %.0f | %s | %s | %s | %.0f / %.0f | %.2f | %.2f | %.2f |\n",
-			r.N, r.Controller, r.SteadyRSSMiB, r.PeakRSSMiB, ready, first, burst, r.P50Ms, r.P99Ms, r.WritesPerFoo, r.ReadsPerFoo, r.IdleCPUSeconds)
+		fmt.Fprintf(w, "| %d | %s | %.0f (%.0f) | %.0f | %s | %s | %s | %.0f / %.0f | %.2f | %.2f | %.2f |\n",
+			r.N, r.Controller, r.SteadyRSSMiB, r.AnonRSSMiB, r.PeakRSSMiB, ready, first, burst, r.P50Ms, r.P99Ms, r.WritesPerFoo, r.ReadsPerFoo, r.IdleCPUSeconds)
 	}
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "Ratios, this project against the raised-QPS classic:")

@@ -28,12 +28,13 @@ import (
 // every Linux this runs on.
 const clockTicks = 100
 
-// rss returns a process's resident set size and its peak, in MiB, from
-// /proc/<pid>/status (VmRSS, VmHWM).
-func rss(pid int) (now, peak float64, err error) {
+// rss returns a process's resident set size, its peak, and the part of it
+// that is anonymous memory (the rest is file-backed, mostly the pages of the
+// binary itself), in MiB, from /proc/<pid>/status (VmRSS, VmHWM, RssAnon).
+func rss(pid int) (now, peak, anon float64, err error) {
 	f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
-		return 0, 0, err
+		return 0, 0, 0, err
 	}
 	defer f.Close()
 	sc := bufio.NewScanner(f)
@@ -48,9 +49,11 @@ func rss(pid int) (now, peak float64, err error) {
 			now = kb / 1024
 		case "VmHWM:":
 			peak = kb / 1024
+		case "RssAnon:":
+			anon = kb / 1024
 		}
 	}
-	return now, peak, sc.Err()
+	return now, peak, anon, sc.Err()
 }
 
 // cpuSeconds returns the user and system CPU time a process has used.

@@ -63,7 +63,7 @@ func main() {
 	check(json.Unmarshal(b, &rep))
 	sort.Ints(rep.Ns)
 
-	img := image.NewRGBA(image.Rect(0, 0, 1100, 480))
+	img := image.NewRGBA(image.Rect(0, 0, 1100, 520))
 	draw.Draw(img, img.Bounds(), image.White, image.Point{}, draw.Src)
 	panel(img, image.Rect(60, 40, 520, 400), "steady RSS (MiB) vs N", rep, func(r result) float64 { return r.SteadyRSSMiB }, true)
 	panel(img, image.Rect(600, 40, 1060, 400), "start -> first Foo reconciled (ms) vs N", rep, func(r result) float64 { return r.FirstFooMs }, false)
