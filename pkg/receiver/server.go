@@ -42,12 +42,11 @@ import (
 
 // Defaults of Options.
 const (
-	DefaultPort            = 8080
-	DefaultMaxBodyBytes    = 1 << 20
-	DefaultAckDeadline     = 30 * time.Second
-	DefaultMaxFailures     = 5
-	DefaultWorkers         = 4
-	DefaultShutdownTimeout = DefaultAckDeadline + 10*time.Second
+	DefaultPort         = 8080
+	DefaultMaxBodyBytes = 1 << 20
+	DefaultAckDeadline  = 30 * time.Second
+	DefaultMaxFailures  = 5
+	DefaultWorkers      = 4
 )
 
 // Options configure a Server. Zero values take the defaults above.

@@ -38,11 +38,10 @@ import (
 )
 
 type result struct {
-	Controller         string
-	N                  int
-	SteadyRSSMiB       float64
-	FirstFooMs         float64
-	FirstFooNoResyncMs float64
+	Controller   string
+	N            int
+	SteadyRSSMiB float64
+	FirstFooMs   float64
 }
 
 type report struct {
