@@ -54,25 +54,15 @@ const (
 	defaultBurst = 400
 )
 
-// hintMaxAge bounds how old an event's object may be when read in its
-// place. Age alone does not make it stale: it is the last state the watch
-// delivered, which is what an informer's cache would hold, and any read
-// consumes it. The bound is a safety net; a burst keeps keys queued for
-// seconds.
-const hintMaxAge = time.Minute
-
 func main() {
 	var (
-		opts         receiver.Options
-		maxFailures  int
-		logLevel     string
-		eventObjects bool
-		ack          string
+		opts        receiver.Options
+		maxFailures int
+		logLevel    string
+		ack         string
 	)
 	flag.StringVar(&ack, "ack", envString("ACK", "reconciled"),
 		"When to answer an event: reconciled (once its keys are reconciled) or queued (once enqueued; direct wiring under bursts, with the cold-start resync on) (env ACK).")
-	flag.BoolVar(&eventObjects, "event-objects", envBool("EVENT_OBJECTS", true),
-		"Reconcile from the object a Resource-mode event carries, while fresh, instead of reading it again; and skip Foo events that ask for nothing (env EVENT_OBJECTS).")
 	flag.StringVar(&logLevel, "log-level", envString("LOG_LEVEL", "info"), "Log level: debug, info, warn or error (env LOG_LEVEL).")
 	flag.IntVar(&opts.Port, "port", envInt("PORT", receiver.DefaultPort), "Port to receive events and probes on (env PORT).")
 	flag.Int64Var(&opts.MaxBodyBytes, "max-body-bytes", receiver.DefaultMaxBodyBytes, "Largest event body accepted; bigger ones are answered 413.")
@@ -116,19 +106,14 @@ func main() {
 		ctx = inject(ctx, cfg)
 	}
 
-	hints := foo.Hints{}
-	if eventObjects {
-		hints = foo.NewHints(hintMaxAge)
-	}
-	tracker := receiver.NewTracker(foo.NewReconciler(ctx, hints), maxFailures)
+	tracker := receiver.NewTracker(foo.NewReconciler(ctx), maxFailures)
 	impl := foo.NewController(ctx, tracker)
 	// Reads outlive SIGTERM: the events in flight are answered during the drain.
 	readCtx := context.WithoutCancel(ctx)
 	decoder := &receiver.Decoder{
-		Owner:        samplesv1alpha1.Kind("Foo"),
-		Deployments:  uncached.NewDeploymentLister(readCtx, kubeclient.Get(ctx)),
-		Observe:      hints.Observe,
-		SkipObserved: eventObjects,
+		Owner:       samplesv1alpha1.Kind("Foo"),
+		Deployments: uncached.NewDeploymentLister(readCtx, kubeclient.Get(ctx)),
+		SkipNoOp:    true,
 	}
 	srv := receiver.New(impl, tracker, decoder, uncached.NewFooLister(readCtx, fooclient.Get(ctx)), opts)
 	if err := srv.Run(ctx, nil); err != nil {

@@ -80,20 +80,15 @@ type Decoder struct {
 	// Deployments reads Deployments for Reference-mode events, which do not
 	// carry the owner.
 	Deployments appsv1listers.DeploymentLister
-	// Observe, if set, is given the object a Resource-mode event of the
-	// owner kind or of a Deployment carries (deleted on a delete event),
-	// before its keys are enqueued: the reconciler can read it instead of
-	// the API server (see uncached.Hints).
-	Observe func(gk schema.GroupKind, deleted bool, data []byte)
-	// SkipObserved ignores owner events that ask for nothing: an update of an
+	// SkipNoOp ignores owner events that ask for nothing: an update of an
 	// object whose status already reports its generation (a reconciler's own
 	// status write, typically), and a delete (garbage collection removes
 	// what it owned). Resource mode only: Reference mode does not carry them.
-	SkipObserved bool
+	SkipNoOp bool
 }
 
-// observed is what SkipObserved reads of an owner event's object.
-type observed struct {
+// ownerState is what SkipNoOp reads of an owner event's object.
+type ownerState struct {
 	Metadata struct {
 		Generation        int64        `json:"generation"`
 		DeletionTimestamp *metav1.Time `json:"deletionTimestamp"`
@@ -141,27 +136,16 @@ func (d *Decoder) decodeResource(e *cloudevents.Event, verb string) (Target, err
 		if err != nil {
 			return t, err
 		}
-		if d.SkipObserved {
+		if d.SkipNoOp {
 			if why := d.nothingToDo(verb, e.Data()); why != "" {
 				return Target{Ignored: why}, nil
 			}
 		}
-		d.observe(gk, verb, e.Data())
 		return t, nil
 	case deploymentKind:
-		t, err := d.controllerKey(obj.Namespace, obj.Name, obj.OwnerReferences)
-		if err == nil && len(t.Keys) > 0 {
-			d.observe(gk, verb, e.Data())
-		}
-		return t, err
+		return d.controllerKey(obj.Namespace, obj.Name, obj.OwnerReferences)
 	default:
 		return Target{Ignored: fmt.Sprintf("kind %s is not handled", gk)}, nil
-	}
-}
-
-func (d *Decoder) observe(gk schema.GroupKind, verb string, data []byte) {
-	if d.Observe != nil {
-		d.Observe(gk, verb == "delete", data)
 	}
 }
 
@@ -171,7 +155,7 @@ func (d *Decoder) nothingToDo(verb string, data []byte) string {
 	case "delete":
 		return "a deleted " + d.Owner.Kind + " has nothing to reconcile; garbage collection removes what it owned"
 	case "update":
-		var o observed
+		var o ownerState
 		if json.Unmarshal(data, &o) == nil && o.Metadata.DeletionTimestamp == nil &&
 			o.Metadata.Generation > 0 && o.Status.ObservedGeneration == o.Metadata.Generation {
 			return fmt.Sprintf("generation %d is already reconciled", o.Metadata.Generation)

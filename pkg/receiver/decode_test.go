@@ -25,7 +25,6 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	kubefake "k8s.io/client-go/kubernetes/fake"
 	clientgotesting "k8s.io/client-go/testing"
@@ -152,7 +151,7 @@ func TestDecodeRefReadFailureIsTransient(t *testing.T) {
 	}
 }
 
-func TestDecodeSkipObservedAndObserve(t *testing.T) {
+func TestDecodeSkipNoOp(t *testing.T) {
 	withStatus := func(e cloudevents.Event, generation, observed int) cloudevents.Event {
 		var obj map[string]any
 		_ = e.DataAs(&obj)
@@ -162,46 +161,32 @@ func TestDecodeSkipObservedAndObserve(t *testing.T) {
 		return e
 	}
 	tests := []struct {
-		name        string
-		event       cloudevents.Event
-		skip        bool
-		wantKeys    bool
-		wantObserve string // "", "Foo", "Foo deleted", "Deployment", ...
+		name     string
+		event    cloudevents.Event
+		skip     bool
+		wantKeys bool
 	}{
-		{"update already observed", withStatus(fooResourceEvent("update", "ns", "a"), 2, 2), true, false, ""},
-		{"update already observed, skip off", withStatus(fooResourceEvent("update", "ns", "a"), 2, 2), false, true, "Foo"},
-		{"update of a new generation", withStatus(fooResourceEvent("update", "ns", "a"), 3, 2), true, true, "Foo"},
-		{"add", withStatus(fooResourceEvent("add", "ns", "a"), 1, 1), true, true, "Foo"},
-		{"foo delete", fooResourceEvent("delete", "ns", "a"), true, false, ""},
-		{"foo delete, skip off", fooResourceEvent("delete", "ns", "a"), false, true, "Foo deleted"},
-		{"owned deployment", deploymentResourceEvent("update", "ns", "web", "a"), true, true, "Deployment"},
-		{"owned deployment deleted", deploymentResourceEvent("delete", "ns", "web", "a"), true, true, "Deployment deleted"},
-		{"unowned deployment", deploymentResourceEvent("update", "ns", "web", ""), true, false, ""},
-		{"reference mode carries no object", refEvent("update", fooAPIVersion, "Foo", "foos", "ns", "a"), true, true, ""},
+		{"update already reconciled", withStatus(fooResourceEvent("update", "ns", "a"), 2, 2), true, false},
+		{"update already reconciled, skip off", withStatus(fooResourceEvent("update", "ns", "a"), 2, 2), false, true},
+		{"update of a new generation", withStatus(fooResourceEvent("update", "ns", "a"), 3, 2), true, true},
+		{"add", withStatus(fooResourceEvent("add", "ns", "a"), 1, 1), true, true},
+		{"foo delete", fooResourceEvent("delete", "ns", "a"), true, false},
+		{"foo delete, skip off", fooResourceEvent("delete", "ns", "a"), false, true},
+		{"owned deployment", deploymentResourceEvent("update", "ns", "web", "a"), true, true},
+		{"owned deployment deleted", deploymentResourceEvent("delete", "ns", "web", "a"), true, true},
+		{"unowned deployment", deploymentResourceEvent("update", "ns", "web", ""), true, false},
+		{"reference mode carries no status", refEvent("update", fooAPIVersion, "Foo", "foos", "ns", "a"), true, true},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			d, _ := newDecoder()
-			d.SkipObserved = tc.skip
-			observed := ""
-			d.Observe = func(gk schema.GroupKind, deleted bool, data []byte) {
-				observed = gk.Kind
-				if deleted {
-					observed += " deleted"
-				}
-				if len(data) == 0 {
-					t.Error("Observe got no data")
-				}
-			}
+			d.SkipNoOp = tc.skip
 			got, err := d.Decode(context.Background(), &tc.event)
 			if err != nil {
 				t.Fatal(err)
 			}
 			if (len(got.Keys) > 0) != tc.wantKeys {
 				t.Errorf("Decode() = %+v, want keys: %v", got, tc.wantKeys)
-			}
-			if observed != tc.wantObserve {
-				t.Errorf("observed %q, want %q", observed, tc.wantObserve)
 			}
 		})
 	}

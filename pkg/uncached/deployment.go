@@ -20,7 +20,6 @@ import (
 	"context"
 
 	appsv1 "k8s.io/api/apps/v1"
-	apierrs "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/kubernetes"
@@ -32,7 +31,6 @@ type DeploymentLister struct {
 	ctx    context.Context
 	client kubernetes.Interface
 	ns     string
-	hints  *Hints[*appsv1.Deployment]
 }
 
 var (
@@ -43,14 +41,6 @@ var (
 // NewDeploymentLister returns a DeploymentLister whose requests live as long as ctx.
 func NewDeploymentLister(ctx context.Context, client kubernetes.Interface) *DeploymentLister {
 	return &DeploymentLister{ctx: ctx, client: client}
-}
-
-// WithHints returns a lister whose Get answers from hints when it holds a
-// fresh object (or deletion) for the name.
-func (l *DeploymentLister) WithHints(h *Hints[*appsv1.Deployment]) *DeploymentLister {
-	c := *l
-	c.hints = h
-	return &c
 }
 
 // List lists the Deployments in the lister's namespace (all namespaces at the
@@ -69,16 +59,10 @@ func (l *DeploymentLister) List(selector labels.Selector) ([]*appsv1.Deployment,
 
 // Deployments returns a lister for one namespace.
 func (l *DeploymentLister) Deployments(namespace string) appsv1listers.DeploymentNamespaceLister {
-	return &DeploymentLister{ctx: l.ctx, client: l.client, ns: namespace, hints: l.hints}
+	return &DeploymentLister{ctx: l.ctx, client: l.client, ns: namespace}
 }
 
 // Get reads one Deployment of the lister's namespace.
 func (l *DeploymentLister) Get(name string) (*appsv1.Deployment, error) {
-	if obj, deleted, ok := l.hints.take(l.ns, name); ok {
-		if deleted {
-			return nil, apierrs.NewNotFound(appsv1.Resource("deployments"), name)
-		}
-		return obj, nil
-	}
 	return l.client.AppsV1().Deployments(l.ns).Get(l.ctx, name, metav1.GetOptions{})
 }

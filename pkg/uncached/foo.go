@@ -19,7 +19,6 @@ package uncached
 import (
 	"context"
 
-	apierrs "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 
@@ -33,7 +32,6 @@ type FooLister struct {
 	ctx    context.Context
 	client versioned.Interface
 	ns     string
-	hints  *Hints[*samplesv1alpha1.Foo]
 }
 
 var (
@@ -44,14 +42,6 @@ var (
 // NewFooLister returns a FooLister whose requests live as long as ctx.
 func NewFooLister(ctx context.Context, client versioned.Interface) *FooLister {
 	return &FooLister{ctx: ctx, client: client}
-}
-
-// WithHints returns a lister whose Get answers from hints when it holds a
-// fresh object for the name.
-func (l *FooLister) WithHints(h *Hints[*samplesv1alpha1.Foo]) *FooLister {
-	c := *l
-	c.hints = h
-	return &c
 }
 
 // List lists the Foos in the lister's namespace (all namespaces at the top
@@ -70,17 +60,11 @@ func (l *FooLister) List(selector labels.Selector) ([]*samplesv1alpha1.Foo, erro
 
 // Foos returns a lister for one namespace.
 func (l *FooLister) Foos(namespace string) foolisters.FooNamespaceLister {
-	return &FooLister{ctx: l.ctx, client: l.client, ns: namespace, hints: l.hints}
+	return &FooLister{ctx: l.ctx, client: l.client, ns: namespace}
 }
 
 // Get reads one Foo of the lister's namespace.
 func (l *FooLister) Get(name string) (*samplesv1alpha1.Foo, error) {
-	if obj, deleted, ok := l.hints.take(l.ns, name); ok {
-		if deleted {
-			return nil, apierrs.NewNotFound(samplesv1alpha1.Resource("foos"), name)
-		}
-		return obj, nil
-	}
 	return l.client.SamplecontrollerV1alpha1().Foos(l.ns).Get(l.ctx, name, metav1.GetOptions{})
 }
 

@@ -18,19 +18,14 @@ package foo
 
 import (
 	"context"
-	"encoding/json"
-	"time"
 
-	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/tools/record"
 	kubeclient "knative.dev/pkg/client/injection/kube/client"
 	"knative.dev/pkg/controller"
 	"knative.dev/pkg/logging"
 
-	samplesv1alpha1 "github.com/frugal-operator/foo-operator/pkg/apis/samplecontroller/v1alpha1"
 	"github.com/frugal-operator/foo-operator/pkg/client/clientset/versioned/scheme"
 	fooclient "github.com/frugal-operator/foo-operator/pkg/client/injection/client"
 	fooreconciler "github.com/frugal-operator/foo-operator/pkg/client/injection/reconciler/samplecontroller/v1alpha1/foo"
@@ -42,58 +37,24 @@ const AgentName = "foo-reconciler"
 
 // NewReconciler returns the generated Foo reconciler around a Reconciler,
 // reading Foos and Deployments straight from the API server: it needs the
-// injection clients in ctx and no informer.
+// injection clients in ctx and no informer. What an event carries is never
+// read in their place (see the README's trust model): every reconcile starts
+// from the API server's current state.
 //
 // Without leader election, controller.Impl promotes it with no enqueue
 // function, so its Promote lists nothing: a cold-start resync is the
 // caller's to do (see receiver.Options.ColdStartResync).
-//
-// Reads of a Foo or a Deployment are answered from hints, when an event
-// carried a fresh copy of it (nil stores: always the API server).
-func NewReconciler(ctx context.Context, hints Hints) controller.Reconciler {
+func NewReconciler(ctx context.Context) controller.Reconciler {
 	kc := kubeclient.Get(ctx)
 	fc := fooclient.Get(ctx)
 	// Reads outlive ctx's cancellation: a draining process finishes its reconciles.
 	readCtx := context.WithoutCancel(ctx)
 	r := &Reconciler{
 		kubeclient:       kc,
-		deploymentLister: uncached.NewDeploymentLister(readCtx, kc).WithHints(hints.Deployments),
+		deploymentLister: uncached.NewDeploymentLister(readCtx, kc),
 	}
 	return fooreconciler.NewReconciler(ctx, logging.FromContext(ctx), fc,
-		uncached.NewFooLister(readCtx, fc).WithHints(hints.Foos), eventRecorder(ctx, kc.CoreV1()), r)
-}
-
-// Hints hold the Foos and Deployments that events carried, which the
-// reconciler reads instead of the API server while they are fresh.
-type Hints struct {
-	Foos        *uncached.Hints[*samplesv1alpha1.Foo]
-	Deployments *uncached.Hints[*appsv1.Deployment]
-}
-
-// NewHints returns empty stores whose objects are used within maxAge.
-func NewHints(maxAge time.Duration) Hints {
-	return Hints{
-		Foos:        uncached.NewHints[*samplesv1alpha1.Foo](maxAge),
-		Deployments: uncached.NewHints[*appsv1.Deployment](maxAge),
-	}
-}
-
-// Observe records the object of a Resource-mode event: the signature of
-// receiver.Decoder.Observe. Data that does not decode is left to the API
-// server.
-func (h Hints) Observe(gk schema.GroupKind, deleted bool, data []byte) {
-	switch gk {
-	case samplesv1alpha1.Kind("Foo"):
-		f := &samplesv1alpha1.Foo{}
-		if h.Foos != nil && json.Unmarshal(data, f) == nil && f.Name != "" {
-			h.Foos.Put(f, deleted)
-		}
-	case appsv1.SchemeGroupVersion.WithKind("Deployment").GroupKind():
-		d := &appsv1.Deployment{}
-		if h.Deployments != nil && json.Unmarshal(data, d) == nil && d.Name != "" {
-			h.Deployments.Put(d, deleted)
-		}
-	}
+		uncached.NewFooLister(readCtx, fc), eventRecorder(ctx, kc.CoreV1()), r)
 }
 
 // NewController returns a controller.Impl whose workqueue feeds the

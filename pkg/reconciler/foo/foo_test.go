@@ -242,7 +242,7 @@ func TestReconcile(t *testing.T) {
 	}}
 
 	table.Test(t, MakeFactory(func(ctx context.Context) controller.Reconciler {
-		return NewReconciler(ctx, Hints{})
+		return NewReconciler(ctx)
 	}))
 }
 
