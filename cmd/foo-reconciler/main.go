@@ -110,12 +110,14 @@ func main() {
 	impl := foo.NewController(ctx, tracker)
 	// Reads outlive SIGTERM: the events in flight are answered during the drain.
 	readCtx := context.WithoutCancel(ctx)
+	lister := foo.NewLister(fooclient.Get(ctx), kubeclient.Get(ctx))
 	decoder := &receiver.Decoder{
 		Owner:       samplesv1alpha1.Kind("Foo"),
 		Deployments: uncached.NewDeploymentLister(readCtx, kubeclient.Get(ctx)),
+		Claimants:   lister.Claimants,
 		SkipNoOp:    true,
 	}
-	srv := receiver.New(impl, tracker, decoder, uncached.NewFooLister(readCtx, fooclient.Get(ctx)), opts)
+	srv := receiver.New(impl, tracker, decoder, lister.KeysNeedingWork, opts)
 	if err := srv.Run(ctx, nil); err != nil {
 		logger.Fatalw("Receiver failed", zap.Error(err))
 	}

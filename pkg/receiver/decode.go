@@ -80,6 +80,11 @@ type Decoder struct {
 	// Deployments reads Deployments for Reference-mode events, which do not
 	// carry the owner.
 	Deployments appsv1listers.DeploymentLister
+	// Claimants, if set, is asked when a dependent object that an owner
+	// controlled is deleted (Resource mode): which other owners want an
+	// object of that name, and were refused it while holder had it? They are
+	// reconciled too, so that one converges as soon as the name is free.
+	Claimants func(ctx context.Context, ns, name, holder string) ([]types.NamespacedName, error)
 	// SkipNoOp ignores owner events that ask for nothing: an update of an
 	// object whose status already reports its generation (a reconciler's own
 	// status write, typically), and a delete (garbage collection removes
@@ -108,7 +113,7 @@ func (d *Decoder) Decode(ctx context.Context, e *cloudevents.Event) (Target, err
 	case t == PingEventType:
 		return Target{Resync: true}, nil
 	case strings.HasPrefix(t, ResourceEventPrefix) && apiServerVerbs[strings.TrimPrefix(t, ResourceEventPrefix)]:
-		return d.decodeResource(e, strings.TrimPrefix(t, ResourceEventPrefix))
+		return d.decodeResource(ctx, e, strings.TrimPrefix(t, ResourceEventPrefix))
 	case strings.HasPrefix(t, RefEventPrefix) && apiServerVerbs[strings.TrimPrefix(t, RefEventPrefix)]:
 		return d.decodeRef(ctx, e)
 	default:
@@ -118,7 +123,7 @@ func (d *Decoder) Decode(ctx context.Context, e *cloudevents.Event) (Target, err
 
 // decodeResource reads the object a Resource-mode event carries. The owner
 // of a Deployment is read from the object itself, which works on delete too.
-func (d *Decoder) decodeResource(e *cloudevents.Event, verb string) (Target, error) {
+func (d *Decoder) decodeResource(ctx context.Context, e *cloudevents.Event, verb string) (Target, error) {
 	var obj metav1.PartialObjectMetadata
 	if err := unmarshalData(e, &obj); err != nil {
 		return Target{}, err
@@ -143,7 +148,16 @@ func (d *Decoder) decodeResource(e *cloudevents.Event, verb string) (Target, err
 		}
 		return t, nil
 	case deploymentKind:
-		return d.controllerKey(obj.Namespace, obj.Name, obj.OwnerReferences)
+		t, err := d.controllerKey(obj.Namespace, obj.Name, obj.OwnerReferences)
+		if err != nil || verb != "delete" || len(t.Keys) == 0 || d.Claimants == nil {
+			return t, err
+		}
+		claimants, err := d.Claimants(ctx, obj.Namespace, obj.Name, t.Keys[0].Name)
+		if err != nil {
+			return Target{}, err
+		}
+		t.Keys = append(t.Keys, claimants...)
+		return t, nil
 	default:
 		return Target{Ignored: fmt.Sprintf("kind %s is not handled", gk)}, nil
 	}

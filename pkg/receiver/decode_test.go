@@ -18,6 +18,7 @@ package receiver
 
 import (
 	"context"
+	"errors"
 	"testing"
 
 	cloudevents "github.com/cloudevents/sdk-go/v2"
@@ -187,6 +188,63 @@ func TestDecodeSkipNoOp(t *testing.T) {
 			}
 			if (len(got.Keys) > 0) != tc.wantKeys {
 				t.Errorf("Decode() = %+v, want keys: %v", got, tc.wantKeys)
+			}
+		})
+	}
+}
+
+func TestDecodeDeletedDeploymentWakesItsClaimants(t *testing.T) {
+	type call struct{ ns, name, holder string }
+	tests := []struct {
+		name      string
+		event     cloudevents.Event
+		claimants []types.NamespacedName
+		err       error
+		wantCall  *call
+		wantKeys  []types.NamespacedName
+		wantErr   bool
+	}{{
+		name:      "owned deployment deleted: its Foo and the Foos waiting for its name",
+		event:     deploymentResourceEvent("delete", "ns", "web", "a"),
+		claimants: key("ns", "b"),
+		wantCall:  &call{"ns", "web", "a"},
+		wantKeys:  append(key("ns", "a"), key("ns", "b")...),
+	}, {
+		name:     "nobody waits",
+		event:    deploymentResourceEvent("delete", "ns", "web", "a"),
+		wantCall: &call{"ns", "web", "a"},
+		wantKeys: key("ns", "a"),
+	}, {
+		name:     "updated, not deleted: the name is not free",
+		event:    deploymentResourceEvent("update", "ns", "web", "a"),
+		wantKeys: key("ns", "a"),
+	}, {
+		name:  "not a Foo's: nothing asked",
+		event: deploymentResourceEvent("delete", "ns", "web", ""),
+	}, {
+		name:     "listing fails: retry",
+		event:    deploymentResourceEvent("delete", "ns", "web", "a"),
+		err:      errors.New("boom"),
+		wantCall: &call{"ns", "web", "a"},
+		wantErr:  true,
+	}}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			d, _ := newDecoder()
+			var got *call
+			d.Claimants = func(_ context.Context, ns, name, holder string) ([]types.NamespacedName, error) {
+				got = &call{ns, name, holder}
+				return tc.claimants, tc.err
+			}
+			target, err := d.Decode(context.Background(), &tc.event)
+			if (err != nil) != tc.wantErr || IsBadEvent(err) {
+				t.Fatalf("Decode() = %v, want a transient error: %v", err, tc.wantErr)
+			}
+			if diff := cmp.Diff(tc.wantCall, got, cmp.AllowUnexported(call{})); diff != "" {
+				t.Error("Claimants call (-want, +got):", diff)
+			}
+			if diff := cmp.Diff(tc.wantKeys, target.Keys); diff != "" {
+				t.Error("keys (-want, +got):", diff)
 			}
 		})
 	}

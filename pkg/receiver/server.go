@@ -31,13 +31,10 @@ import (
 	"github.com/cloudevents/sdk-go/v2/binding"
 	cehttp "github.com/cloudevents/sdk-go/v2/protocol/http"
 	"go.uber.org/zap"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"knative.dev/pkg/controller"
 	"knative.dev/pkg/logging"
-
-	foolisters "github.com/frugal-operator/foo-operator/pkg/client/listers/samplecontroller/v1alpha1"
 )
 
 // Defaults of Options.
@@ -71,9 +68,9 @@ type Options struct {
 	// what a crash then loses, the cold-start resync (which must be on) and
 	// the ping resync restore; a SIGTERM drains the queue first.
 	AckOnEnqueue bool
-	// ColdStartResync lists every Foo once the server listens and enqueues
-	// it (in the slow lane, behind events): the adapter sends nothing for
-	// changes made while no reconciler ran.
+	// ColdStartResync asks the KeyLister once the server listens and
+	// enqueues the keys (in the slow lane, behind events): the adapter sends
+	// nothing for changes made while no reconciler ran.
 	ColdStartResync bool
 }
 
@@ -108,14 +105,19 @@ type Server struct {
 	impl    *controller.Impl
 	tracker *Tracker
 	decoder *Decoder
-	foos    foolisters.FooLister
+	resync  KeyLister
 	ready   atomic.Bool
 }
 
-// New returns a Server. impl must reconcile through tracker; foos lists every
-// Foo for a resync.
-func New(impl *controller.Impl, tracker *Tracker, decoder *Decoder, foos foolisters.FooLister, opts Options) *Server {
-	return &Server{opts: opts.withDefaults(), impl: impl, tracker: tracker, decoder: decoder, foos: foos}
+// KeyLister returns the keys a resync reconciles: every key that may need
+// work. Listing every object is correct too; skipping those that provably
+// need nothing makes a resync cheap.
+type KeyLister func(ctx context.Context) ([]types.NamespacedName, error)
+
+// New returns a Server. impl must reconcile through tracker; resync says
+// which keys a resync (the ping's, and the cold start's) reconciles.
+func New(impl *controller.Impl, tracker *Tracker, decoder *Decoder, resync KeyLister, opts Options) *Server {
+	return &Server{opts: opts.withDefaults(), impl: impl, tracker: tracker, decoder: decoder, resync: resync}
 }
 
 // Handler returns the HTTP handler: events on /, probes on /healthz and /readyz.
@@ -263,7 +265,7 @@ func (s *Server) serveEvent(w http.ResponseWriter, r *http.Request) {
 	}
 	keys := target.Keys
 	if target.Resync {
-		if keys, err = s.allKeys(); err != nil {
+		if keys, err = s.resync(ctx); err != nil {
 			logger.Warnw("Failed to list for resync", zap.Error(err))
 			reply(w, http.StatusServiceUnavailable, "failed to list for resync: "+err.Error())
 			return
@@ -301,13 +303,13 @@ func (s *Server) serveEvent(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// resyncAtStart enqueues every Foo. Nobody waits for these reconciles: an
-// event that arrives meanwhile waits for its own keys only.
+// resyncAtStart enqueues the keys the resync lists. Nobody waits for these
+// reconciles: an event that arrives meanwhile waits for its own keys only.
 func (s *Server) resyncAtStart(ctx context.Context) {
 	logger := logging.FromContext(ctx)
 	err := wait.ExponentialBackoffWithContext(ctx, wait.Backoff{Duration: 100 * time.Millisecond, Factor: 2, Steps: 8, Cap: 10 * time.Second},
 		func(context.Context) (bool, error) {
-			keys, err := s.allKeys()
+			keys, err := s.resync(ctx)
 			if err != nil {
 				logger.Warnw("Failed to list for the cold-start resync", zap.Error(err))
 				return false, nil
@@ -321,18 +323,6 @@ func (s *Server) resyncAtStart(ctx context.Context) {
 	if err != nil && ctx.Err() == nil {
 		logger.Errorw("Gave up the cold-start resync; the next ping resync covers it", zap.Error(err))
 	}
-}
-
-func (s *Server) allKeys() ([]types.NamespacedName, error) {
-	foos, err := s.foos.List(labels.Everything())
-	if err != nil {
-		return nil, err
-	}
-	keys := make([]types.NamespacedName, len(foos))
-	for i, f := range foos {
-		keys[i] = types.NamespacedName{Namespace: f.Namespace, Name: f.Name}
-	}
-	return keys, nil
 }
 
 // reply writes a one-line plain-text error.

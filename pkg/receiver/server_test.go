@@ -33,17 +33,11 @@ import (
 	cloudevents "github.com/cloudevents/sdk-go/v2"
 	"github.com/cloudevents/sdk-go/v2/binding"
 	cehttp "github.com/cloudevents/sdk-go/v2/protocol/http"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"knative.dev/pkg/controller"
 	logtesting "knative.dev/pkg/logging/testing"
 	pkgreconciler "knative.dev/pkg/reconciler"
-
-	samplesv1alpha1 "github.com/frugal-operator/foo-operator/pkg/apis/samplecontroller/v1alpha1"
-	foofake "github.com/frugal-operator/foo-operator/pkg/client/clientset/versioned/fake"
-	"github.com/frugal-operator/foo-operator/pkg/uncached"
 )
 
 // fakeReconciler behaves like the generated reconciler where it matters
@@ -114,9 +108,9 @@ type testServer struct {
 	tracker *Tracker
 }
 
-// startServer runs a Server on a loopback port around rec, with the given
-// Foos for resyncs, until the test ends.
-func startServer(t *testing.T, rec *fakeReconciler, opts Options, foos ...runtime.Object) *testServer {
+// startServer runs a Server on a loopback port around rec, whose resyncs
+// reconcile the given keys, until the test ends.
+func startServer(t *testing.T, rec *fakeReconciler, opts Options, resync ...types.NamespacedName) *testServer {
 	t.Helper()
 	ctx, cancel := context.WithCancel(logtesting.TestContextWithLogger(t))
 	tracker := NewTracker(rec, DefaultMaxFailures)
@@ -125,7 +119,7 @@ func startServer(t *testing.T, rec *fakeReconciler, opts Options, foos ...runtim
 	if opts.Address == "" {
 		opts.Address = "127.0.0.1:0"
 	}
-	srv := New(impl, tracker, d, uncached.NewFooLister(ctx, foofake.NewSimpleClientset(foos...)), opts)
+	srv := New(impl, tracker, d, func(context.Context) ([]types.NamespacedName, error) { return resync, nil }, opts)
 	addr := make(chan net.Addr, 1)
 	ts := &testServer{stop: cancel, done: make(chan error, 1), rec: rec, tracker: tracker}
 	go func() { ts.done <- srv.Run(ctx, func(a net.Addr) { addr <- a }) }()
@@ -487,19 +481,15 @@ func TestOneKeyIsNeverReconciledTwiceAtOnce(t *testing.T) {
 	}
 }
 
-func TestPingResyncsEveryFoo(t *testing.T) {
-	var foos []runtime.Object
-	for _, k := range []string{"a/one", "a/two", "b/three"} {
-		ns, name, _ := strings.Cut(k, "/")
-		foos = append(foos, &samplesv1alpha1.Foo{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}})
-	}
+func TestPingResyncsTheListedKeys(t *testing.T) {
+	keys := []types.NamespacedName{{Namespace: "a", Name: "one"}, {Namespace: "a", Name: "two"}, {Namespace: "b", Name: "three"}}
 	var done sync.Map
 	rec := newFakeReconciler(func(_ context.Context, key string) error {
 		time.Sleep(10 * time.Millisecond)
 		done.Store(key, true)
 		return nil
 	})
-	ts := startServer(t, rec, Options{}, foos...)
+	ts := startServer(t, rec, Options{}, keys...)
 	if r := send(t, ts.url, pingEvent(), false); r.code != http.StatusOK {
 		t.Fatalf("answer = %d %s", r.code, r.body)
 	}
@@ -511,13 +501,10 @@ func TestPingResyncsEveryFoo(t *testing.T) {
 }
 
 func TestColdStartResync(t *testing.T) {
-	foos := []runtime.Object{
-		&samplesv1alpha1.Foo{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "x"}},
-		&samplesv1alpha1.Foo{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "y"}},
-	}
+	keys := []types.NamespacedName{{Namespace: "ns", Name: "x"}, {Namespace: "ns", Name: "y"}}
 	reconciledAtStart := func(on bool, within time.Duration) bool {
 		rec := newFakeReconciler(nil)
-		startServer(t, rec, Options{ColdStartResync: on}, foos...)
+		startServer(t, rec, Options{ColdStartResync: on}, keys...)
 		return wait.PollUntilContextTimeout(context.Background(), 5*time.Millisecond, within, true,
 			func(context.Context) (bool, error) { return rec.callsOf("ns/x") == 1 && rec.callsOf("ns/y") == 1, nil }) == nil
 	}

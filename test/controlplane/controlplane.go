@@ -100,9 +100,12 @@ type ControlPlane struct {
 	removeDir bool
 	sink      *lineSink
 
-	mu      sync.Mutex
-	extra   []*Process
-	stopped bool
+	mu    sync.Mutex
+	extra []*Process
+	// The API server's binary and flags, to restart it.
+	apiServerBin  string
+	apiServerArgs []string
+	stopped       bool
 
 	stopOnce sync.Once
 	stopErr  error
@@ -182,13 +185,14 @@ func (c *ControlPlane) Stop() error {
 		c.mu.Lock()
 		c.stopped = true
 		extra := c.extra
+		own := []*Process{c.ControllerManager, c.APIServer, c.Etcd}
 		c.mu.Unlock()
 
 		var errs []error
 		for i := len(extra) - 1; i >= 0; i-- {
 			errs = append(errs, extra[i].Stop())
 		}
-		for _, p := range []*Process{c.ControllerManager, c.APIServer, c.Etcd} {
+		for _, p := range own {
 			if p != nil {
 				errs = append(errs, p.Stop())
 			}
@@ -286,7 +290,7 @@ func (c *ControlPlane) startAPIServer(ctx context.Context, bin string, port int)
 		audit = []string{"--audit-policy-file=" + policy, "--audit-log-path=" + c.AuditLog,
 			"--audit-log-format=json", "--audit-log-mode=blocking", "--audit-log-maxsize=0"}
 	}
-	p, err := c.startChild("kube-apiserver", bin, append([]string{
+	c.apiServerArgs = append([]string{
 		"--etcd-servers=" + c.EtcdURL,
 		"--bind-address=127.0.0.1",
 		"--advertise-address=127.0.0.1",
@@ -303,14 +307,33 @@ func (c *ControlPlane) startAPIServer(ctx context.Context, bin string, port int)
 		// nothing runs pods that would need their tokens mounted.
 		"--disable-admission-plugins=ServiceAccount",
 		"--profiling=false",
-	}, audit...)...)
+	}, audit...)
+	if err := c.runAPIServer(ctx, bin); err != nil {
+		return err
+	}
+
+	c.RESTConfig = &rest.Config{
+		Host:            c.URL,
+		BearerToken:     c.AdminToken,
+		TLSClientConfig: rest.TLSClientConfig{CAData: c.CAData},
+	}
+	c.AdminKubeconfig = filepath.Join(c.Dir, "admin.kubeconfig")
+	return writeKubeconfig(c.AdminKubeconfig, c.URL, c.CAData, "admin", c.AdminToken, "default")
+}
+
+// runAPIServer starts kube-apiserver with c.apiServerArgs and waits until it
+// is ready, reading the CA of the serving certificate it made (or kept).
+func (c *ControlPlane) runAPIServer(ctx context.Context, bin string) error {
+	p, err := c.startChild("kube-apiserver", bin, c.apiServerArgs...)
 	if err != nil {
 		return err
 	}
-	c.APIServer = p
+	c.mu.Lock()
+	c.APIServer, c.apiServerBin = p, bin
+	c.mu.Unlock()
 
 	// The serving certificate, followed by the CA that signed it.
-	certFile := filepath.Join(certDir, "apiserver.crt")
+	certFile := filepath.Join(c.Dir, "apiserver-certs", "apiserver.crt")
 	if err := waitFor(ctx, p, func(ctx context.Context) error {
 		ca, err := os.ReadFile(certFile)
 		if err != nil {
@@ -333,13 +356,20 @@ func (c *ControlPlane) startAPIServer(ctx context.Context, bin string, port int)
 		return err
 	}
 
-	c.RESTConfig = &rest.Config{
-		Host:            c.URL,
-		BearerToken:     c.AdminToken,
-		TLSClientConfig: rest.TLSClientConfig{CAData: c.CAData},
+	return nil
+}
+
+// RestartAPIServer kills kube-apiserver with SIGKILL, as a crash would, and
+// starts it again with the same flags, data and certificates; it returns
+// once the new one is ready. Watches through it break and resume.
+func (c *ControlPlane) RestartAPIServer(ctx context.Context) error {
+	c.mu.Lock()
+	p, bin := c.APIServer, c.apiServerBin
+	c.mu.Unlock()
+	if err := p.Kill(); err != nil {
+		return err
 	}
-	c.AdminKubeconfig = filepath.Join(c.Dir, "admin.kubeconfig")
-	return writeKubeconfig(c.AdminKubeconfig, c.URL, c.CAData, "admin", c.AdminToken, "default")
+	return c.runAPIServer(ctx, bin)
 }
 
 // controllerManagerControllers are the only controllers worth running where

@@ -17,7 +17,7 @@ limitations under the License.
 package e2e
 
 import (
-	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -77,7 +77,7 @@ func TestLeastPrivilege(t *testing.T) {
 		for name, do := range map[string]func() error{
 			"list secrets":        func() error { _, err := kube.CoreV1().Secrets("").List(ctx, metav1.ListOptions{}); return err },
 			"get a secret":        func() error { _, err := kube.CoreV1().Secrets(ns).Get(ctx, "any", metav1.GetOptions{}); return err },
-			"list deployments":    func() error { _, err := kube.AppsV1().Deployments(ns).List(ctx, metav1.ListOptions{}); return err },
+			"list replicasets":    func() error { _, err := kube.AppsV1().ReplicaSets(ns).List(ctx, metav1.ListOptions{}); return err },
 			"watch deployments":   func() error { _, err := kube.AppsV1().Deployments(ns).Watch(ctx, metav1.ListOptions{}); return err },
 			"delete a deployment": func() error { return kube.AppsV1().Deployments(ns).Delete(ctx, "web", metav1.DeleteOptions{}) },
 			"patch a deployment": func() error {
@@ -189,6 +189,7 @@ type auditEvent struct {
 	} `json:"user"`
 	ObjectRef *struct {
 		APIGroup    string `json:"apiGroup"`
+		Namespace   string `json:"namespace"`
 		Resource    string `json:"resource"`
 		Subresource string `json:"subresource"`
 	} `json:"objectRef"`
@@ -200,28 +201,10 @@ type auditEvent struct {
 // binary made (its user agent, its ServiceAccount), as "verb group/resource".
 func reconcilerRequests(t *testing.T) (used map[string]bool, refused []string) {
 	t.Helper()
-	f, err := os.Open(env.CP.AuditLog)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
 	used = map[string]bool{}
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	for sc.Scan() {
-		var e auditEvent
-		if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
-			t.Fatal(err)
-		}
-		if e.Stage != "ResponseComplete" || e.ObjectRef == nil || !strings.HasPrefix(e.UserAgent, foo.AgentName) ||
-			e.User.Username != "system:serviceaccount:foo-operator:foo-reconciler" {
-			continue
-		}
-		res := e.ObjectRef.Resource
-		if e.ObjectRef.Subresource != "" {
-			res += "/" + e.ObjectRef.Subresource
-		}
-		r := e.Verb + " " + e.ObjectRef.APIGroup + "/" + res
+	events, _ := reconcilerAudit(t, 0)
+	for _, e := range events {
+		r := e.request()
 		// Only RBAC's refusals: admission also answers 403, for instance in a
 		// namespace being deleted.
 		if e.Annotations["authorization.k8s.io/decision"] == "forbid" {
@@ -230,8 +213,43 @@ func reconcilerRequests(t *testing.T) (used map[string]bool, refused []string) {
 		}
 		used[r] = true
 	}
-	if err := sc.Err(); err != nil {
+	return used, refused
+}
+
+// request names an audited request as "verb group/resource[/subresource]".
+func (e *auditEvent) request() string {
+	res := e.ObjectRef.Resource
+	if e.ObjectRef.Subresource != "" {
+		res += "/" + e.ObjectRef.Subresource
+	}
+	return e.Verb + " " + e.ObjectRef.APIGroup + "/" + res
+}
+
+// reconcilerAudit returns the audited requests of the reconciler binary
+// (its user agent, its ServiceAccount) written at or after byte offset from
+// of the audit log, and the offset where the log ends.
+func reconcilerAudit(t *testing.T, from int64) ([]auditEvent, int64) {
+	t.Helper()
+	b, err := os.ReadFile(env.CP.AuditLog)
+	if err != nil {
 		t.Fatal(err)
 	}
-	return used, refused
+	// Only whole lines: the API server may be writing the last one.
+	end := int64(bytes.LastIndexByte(b, '\n') + 1)
+	var out []auditEvent
+	for _, line := range bytes.Split(b[from:end], []byte("\n")) {
+		if len(line) == 0 {
+			continue
+		}
+		var e auditEvent
+		if err := json.Unmarshal(line, &e); err != nil {
+			t.Fatal(err)
+		}
+		if e.Stage != "ResponseComplete" || e.ObjectRef == nil || !strings.HasPrefix(e.UserAgent, foo.AgentName) ||
+			e.User.Username != "system:serviceaccount:foo-operator:foo-reconciler" {
+			continue
+		}
+		out = append(out, e)
+	}
+	return out, end
 }

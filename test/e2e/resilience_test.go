@@ -123,12 +123,7 @@ func TestBurstSurvivesCrashes(t *testing.T) {
 func TestResyncRestoresWhatTheAdapterDropped(t *testing.T) {
 	ns := namespace(t)
 	const n = 5
-	adapterLog := env.Adapters[0].LogPath
-	dropped := func() int {
-		b, _ := os.ReadFile(adapterLog)
-		return strings.Count(string(b), "failed to send cloudevent")
-	}
-	before := dropped()
+	before := adapterDrops()
 	if err := env.StopReconciler(); err != nil {
 		t.Fatal(err)
 	}
@@ -137,9 +132,9 @@ func TestResyncRestoresWhatTheAdapterDropped(t *testing.T) {
 	}
 	// The adapter retries each event for about 3 s, one event at a time.
 	err := wait.PollUntilContextTimeout(context.Background(), 100*time.Millisecond, 2*time.Minute, true,
-		func(context.Context) (bool, error) { return dropped()-before >= n, nil })
+		func(context.Context) (bool, error) { return adapterDrops()-before >= n, nil })
 	if err != nil {
-		t.Fatalf("the adapter dropped %d events, want %d", dropped()-before, n)
+		t.Fatalf("the adapter dropped %d events, want %d", adapterDrops()-before, n)
 	}
 	if err := env.StartReconciler(context.Background(), "--cold-start-resync=false"); err != nil {
 		t.Fatal(err)
@@ -160,4 +155,14 @@ func TestResyncRestoresWhatTheAdapterDropped(t *testing.T) {
 	if ok, msg := converged(context.Background(), ns, n); !ok {
 		t.Errorf("not converged when the resync was answered: %s", msg)
 	}
+}
+
+// adapterDrops counts the events the adapters gave up on, from their logs.
+func adapterDrops() int {
+	n := 0
+	for _, a := range env.Adapters {
+		b, _ := os.ReadFile(a.LogPath)
+		n += strings.Count(string(b), "failed to send cloudevent")
+	}
+	return n
 }

@@ -24,6 +24,7 @@ package localenv
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -38,7 +39,9 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
@@ -298,29 +301,68 @@ func (e *Env) Reconciler() *controlplane.Process {
 
 // Resync delivers the event PingSource sends, and returns the HTTP status.
 func (e *Env) Resync(ctx context.Context) (int, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, e.ReconcilerURL, strings.NewReader(`{"resync":true}`))
-	if err != nil {
-		return 0, err
+	code, body, err := e.post(ctx, map[string]string{
+		"Ce-Type":   "dev.knative.sources.ping",
+		"Ce-Source": "/apis/v1/namespaces/" + Namespace + "/pingsources/foo-resync",
+	}, []byte(`{"resync":true}`))
+	if err == nil && code != http.StatusOK {
+		err = fmt.Errorf("resync answered %d: %s", code, body)
 	}
-	for k, v := range map[string]string{
-		"Ce-Specversion": "1.0",
-		"Ce-Id":          uuid.NewString(),
-		"Ce-Type":        "dev.knative.sources.ping",
-		"Ce-Source":      "/apis/v1/namespaces/" + Namespace + "/pingsources/foo-resync",
-		"Content-Type":   "application/json",
-	} {
+	return code, err
+}
+
+// SendObject delivers obj (whose apiVersion and kind must be set) as the
+// ApiServerSource adapter would in Resource mode, verb being add, update or
+// delete, whoever really sent it: a stale object, or a forged one. It
+// returns the HTTP status and body.
+func (e *Env) SendObject(ctx context.Context, verb string, obj runtime.Object, plural string) (int, string, error) {
+	m, err := meta.Accessor(obj)
+	if err != nil {
+		return 0, "", err
+	}
+	gvk := obj.GetObjectKind().GroupVersionKind()
+	if gvk.Kind == "" {
+		return 0, "", fmt.Errorf("object %s/%s has no kind", m.GetNamespace(), m.GetName())
+	}
+	data, err := json.Marshal(obj)
+	if err != nil {
+		return 0, "", err
+	}
+	apiVersion := gvk.GroupVersion().String()
+	prefix := "/apis/"
+	if gvk.Group == "" {
+		prefix = "/api/"
+	}
+	return e.post(ctx, map[string]string{
+		"Ce-Type":       "dev.knative.apiserver.resource." + verb,
+		"Ce-Source":     e.CP.URL,
+		"Ce-Subject":    prefix + apiVersion + "/namespaces/" + m.GetNamespace() + "/" + plural + "/" + m.GetName(),
+		"Ce-Kind":       gvk.Kind,
+		"Ce-Apiversion": apiVersion,
+		"Ce-Name":       m.GetName(),
+		"Ce-Namespace":  m.GetNamespace(),
+	}, data)
+}
+
+// post delivers a binary-mode CloudEvent with JSON data to the reconciler.
+func (e *Env) post(ctx context.Context, ce map[string]string, data []byte) (int, string, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, e.ReconcilerURL, bytes.NewReader(data))
+	if err != nil {
+		return 0, "", err
+	}
+	req.Header.Set("Ce-Specversion", "1.0")
+	req.Header.Set("Ce-Id", uuid.NewString())
+	req.Header.Set("Content-Type", "application/json")
+	for k, v := range ce {
 		req.Header.Set(k, v)
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
-		return 0, err
+		return 0, "", err
 	}
 	defer resp.Body.Close()
 	body, _ := io.ReadAll(resp.Body)
-	if resp.StatusCode != http.StatusOK {
-		return resp.StatusCode, fmt.Errorf("resync answered %d: %s", resp.StatusCode, strings.TrimSpace(string(body)))
-	}
-	return resp.StatusCode, nil
+	return resp.StatusCode, strings.TrimSpace(string(body)), nil
 }
 
 // Down stops everything Up started.
