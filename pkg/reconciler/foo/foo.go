@@ -90,8 +90,13 @@ func (r *Reconciler) ReconcileKind(ctx context.Context, foo *samplesv1alpha1.Foo
 }
 
 // converge returns a copy of existing with every field the builder owns set
-// as desired, and whether anything had drifted. Fields the API server
-// defaults (and the builder leaves out) do not count as drift.
+// as desired, and whether anything had drifted. The operator owns the whole
+// pod template, so the templates are compared exactly: anything added to it
+// by hand (a sidecar, an env var, a volume, an annotation, ...), changed or
+// removed is drift. The exact comparison does not see the API server's
+// defaulting as drift because resources.MakeDeployment spells out every
+// default the server would fill in the template. Replicas are owned too; of
+// the Deployment's labels only ours are, others' are kept.
 func converge(existing, desired *appsv1.Deployment) (*appsv1.Deployment, bool) {
 	changed := false
 	update := existing.DeepCopy()
@@ -99,7 +104,7 @@ func converge(existing, desired *appsv1.Deployment) (*appsv1.Deployment, bool) {
 		update.Spec.Replicas = desired.Spec.Replicas
 		changed = true
 	}
-	if !equality.Semantic.DeepDerivative(desired.Spec.Template, existing.Spec.Template) {
+	if !equality.Semantic.DeepEqual(desired.Spec.Template, existing.Spec.Template) {
 		update.Spec.Template = desired.Spec.Template
 		changed = true
 	}

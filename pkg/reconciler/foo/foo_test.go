@@ -29,6 +29,7 @@ import (
 	clientgotesting "k8s.io/client-go/testing"
 	fakekubeclient "knative.dev/pkg/client/injection/kube/client/fake"
 	"knative.dev/pkg/controller"
+	"knative.dev/pkg/ptr"
 	. "knative.dev/pkg/reconciler/testing" //nolint:revive,staticcheck // TableTest vocabulary
 
 	samplesv1alpha1 "github.com/frugal-operator/foo-operator/pkg/apis/samplecontroller/v1alpha1"
@@ -59,6 +60,11 @@ func TestReconcile(t *testing.T) {
 	available := Deployment(owned, WithDeploymentAvailable)
 	// readyFoo is a Foo whose status already says what available's status means.
 	readyFoo := NewFoo(fooName, ns, base(WithInitFooConditions, WithStatusOf(available), WithObservedGeneration))
+	// served is available as the API server returns it: every field the
+	// server defaults filled in. Its status means what available's does.
+	served := Deployment(owned, AsServerReturns, WithDeploymentAvailable)
+	sidecar := corev1.Container{Name: "sidecar", Image: "busybox:1.36", Command: []string{"sleep", "infinity"}}
+	updated := Eventf(corev1.EventTypeNormal, "DeploymentUpdated", "Updated deployment %q", depName)
 
 	table := TableTest{{
 		Name: "bad key",
@@ -165,6 +171,108 @@ func TestReconcile(t *testing.T) {
 			Object: Deployment(available, WithDeploymentLabels(map[string]string{"x": "y", "app": "nginx", resources.FooLabelKey: fooName})),
 		}},
 		WantEvents: []string{Eventf(corev1.EventTypeNormal, "DeploymentUpdated", "Updated deployment %q", depName)},
+	}, {
+		Name:    "as the API server returns it: no writes",
+		Key:     key,
+		Objects: []runtime.Object{readyFoo, served},
+	}, {
+		Name:    "sidecar container added: removed",
+		Key:     key,
+		Objects: []runtime.Object{readyFoo, Deployment(served, WithContainer(sidecar), AsServerReturns)},
+		WantUpdates: []clientgotesting.UpdateActionImpl{{
+			Object: served,
+		}},
+		WantEvents: []string{updated},
+	}, {
+		Name:    "container removed: restored",
+		Key:     key,
+		Objects: []runtime.Object{readyFoo, Deployment(served, WithoutContainers)},
+		WantUpdates: []clientgotesting.UpdateActionImpl{{
+			Object: served,
+		}},
+		WantEvents: []string{updated},
+	}, {
+		Name:    "env var added: removed",
+		Key:     key,
+		Objects: []runtime.Object{readyFoo, Deployment(served, WithEnv("DEBUG", "1"))},
+		WantUpdates: []clientgotesting.UpdateActionImpl{{
+			Object: served,
+		}},
+		WantEvents: []string{updated},
+	}, {
+		Name:    "command added: removed",
+		Key:     key,
+		Objects: []runtime.Object{readyFoo, Deployment(served, WithCommand("/bin/sh", "-c", "sleep infinity"))},
+		WantUpdates: []clientgotesting.UpdateActionImpl{{
+			Object: served,
+		}},
+		WantEvents: []string{updated},
+	}, {
+		Name:    "args added: removed",
+		Key:     key,
+		Objects: []runtime.Object{readyFoo, Deployment(served, WithArgs("-g", "daemon off;"))},
+		WantUpdates: []clientgotesting.UpdateActionImpl{{
+			Object: served,
+		}},
+		WantEvents: []string{updated},
+	}, {
+		Name:    "volume added: removed",
+		Key:     key,
+		Objects: []runtime.Object{readyFoo, Deployment(served, WithEmptyDirVolume("scratch"))},
+		WantUpdates: []clientgotesting.UpdateActionImpl{{
+			Object: served,
+		}},
+		WantEvents: []string{updated},
+	}, {
+		Name:    "pod securityContext field added: removed",
+		Key:     key,
+		Objects: []runtime.Object{readyFoo, Deployment(served, WithPodRunAsUser(1000))},
+		WantUpdates: []clientgotesting.UpdateActionImpl{{
+			Object: served,
+		}},
+		WantEvents: []string{updated},
+	}, {
+		Name: "container securityContext added: removed",
+		Key:  key,
+		Objects: []runtime.Object{readyFoo, Deployment(served, WithContainerSecurityContext(&corev1.SecurityContext{
+			Privileged: ptr.Bool(true),
+		}))},
+		WantUpdates: []clientgotesting.UpdateActionImpl{{
+			Object: served,
+		}},
+		WantEvents: []string{updated},
+	}, {
+		Name:    "template annotation added: removed",
+		Key:     key,
+		Objects: []runtime.Object{readyFoo, Deployment(served, WithTemplateAnnotation("example.com/debug", "true"))},
+		WantUpdates: []clientgotesting.UpdateActionImpl{{
+			Object: served,
+		}},
+		WantEvents: []string{updated},
+	}, {
+		Name:    "template label added: removed",
+		Key:     key,
+		Objects: []runtime.Object{readyFoo, Deployment(served, WithTemplateLabel("tier", "debug"))},
+		WantUpdates: []clientgotesting.UpdateActionImpl{{
+			Object: served,
+		}},
+		WantEvents: []string{updated},
+	}, {
+		Name:    "image changed: restored",
+		Key:     key,
+		Objects: []runtime.Object{readyFoo, Deployment(served, WithImage("httpd:2.4"))},
+		WantUpdates: []clientgotesting.UpdateActionImpl{{
+			Object: served,
+		}},
+		WantEvents: []string{updated},
+	}, {
+		Name:    "server-defaulted field changed: restored",
+		Key:     key,
+		Objects: []runtime.Object{readyFoo, Deployment(served, WithTerminationGracePeriod(5))},
+		WantUpdates: []clientgotesting.UpdateActionImpl{{
+			Object: served,
+		}},
+		WantEvents: []string{updated},
 	}, {
 		Name:         "deployment update fails",
 		Key:          key,

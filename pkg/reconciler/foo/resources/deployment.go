@@ -46,6 +46,16 @@ func Labels(foo *samplesv1alpha1.Foo) map[string]string {
 // MakeDeployment returns the Deployment a Foo asks for: the classic nginx
 // pod template, the Foo's replicas (1 when it does not say) and a controller
 // reference to the Foo, so that garbage collection removes it with the Foo.
+//
+// The pod template is complete: it also spells out every value the API
+// server (Kubernetes 1.35) would default in it (k8s.io/kubernetes
+// pkg/apis/core/v1 SetDefaults_PodSpec and SetDefaults_Container). The
+// operator owns the whole template and compares it exactly with the one in
+// the cluster; with a default left out, the server's copy would differ from
+// this one forever and every reconcile would write. test/e2e/drift_test.go
+// checks this against a real API server. A field added here that the server
+// defaults (ports' protocol, probes' timings, a volume's defaultMode, ...)
+// must be given its default value too.
 func MakeDeployment(foo *samplesv1alpha1.Foo) *appsv1.Deployment {
 	replicas := samplesv1alpha1.DefaultReplicas
 	if foo.Spec.Replicas != nil {
@@ -67,7 +77,17 @@ func MakeDeployment(foo *samplesv1alpha1.Foo) *appsv1.Deployment {
 					Containers: []corev1.Container{{
 						Name:  "nginx",
 						Image: Image,
+						// The server's defaults; Always is its pull policy for a :latest image.
+						ImagePullPolicy:          corev1.PullAlways,
+						TerminationMessagePath:   corev1.TerminationMessagePathDefault,
+						TerminationMessagePolicy: corev1.TerminationMessageReadFile,
 					}},
+					// The server's defaults.
+					RestartPolicy:                 corev1.RestartPolicyAlways,
+					TerminationGracePeriodSeconds: ptr.Int64(corev1.DefaultTerminationGracePeriodSeconds),
+					DNSPolicy:                     corev1.DNSClusterFirst,
+					SecurityContext:               &corev1.PodSecurityContext{},
+					SchedulerName:                 corev1.DefaultSchedulerName,
 				},
 			},
 		},

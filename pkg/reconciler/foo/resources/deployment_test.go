@@ -56,10 +56,20 @@ func TestMakeDeployment(t *testing.T) {
 				Selector: &metav1.LabelSelector{MatchLabels: labels},
 				Template: corev1.PodTemplateSpec{
 					ObjectMeta: metav1.ObjectMeta{Labels: labels},
-					Spec: corev1.PodSpec{Containers: []corev1.Container{{
-						Name:  "nginx",
-						Image: "nginx:latest",
-					}}},
+					Spec: corev1.PodSpec{
+						Containers: []corev1.Container{{
+							Name:                     "nginx",
+							Image:                    "nginx:latest",
+							ImagePullPolicy:          corev1.PullAlways,
+							TerminationMessagePath:   "/dev/termination-log",
+							TerminationMessagePolicy: corev1.TerminationMessageReadFile,
+						}},
+						RestartPolicy:                 corev1.RestartPolicyAlways,
+						TerminationGracePeriodSeconds: ptr.Int64(30),
+						DNSPolicy:                     corev1.DNSClusterFirst,
+						SecurityContext:               &corev1.PodSecurityContext{},
+						SchedulerName:                 "default-scheduler",
+					},
 				},
 			},
 		}
