@@ -28,6 +28,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	appsv1listers "k8s.io/client-go/listers/apps/v1"
 	"knative.dev/pkg/controller"
+	"knative.dev/pkg/kmeta"
 	"knative.dev/pkg/logging"
 	pkgreconciler "knative.dev/pkg/reconciler"
 
@@ -95,8 +96,10 @@ func (r *Reconciler) ReconcileKind(ctx context.Context, foo *samplesv1alpha1.Foo
 // by hand (a sidecar, an env var, a volume, an annotation, ...), changed or
 // removed is drift. The exact comparison does not see the API server's
 // defaulting as drift because resources.MakeDeployment spells out every
-// default the server would fill in the template. Replicas are owned too; of
-// the Deployment's labels only ours are, others' are kept.
+// default the server would fill in the template. One annotation is the
+// user's, not drift: the one `kubectl rollout restart` sets to ask for a
+// rollout. Replicas are owned too; of the Deployment's labels only ours are,
+// others' are kept.
 func converge(existing, desired *appsv1.Deployment) (*appsv1.Deployment, bool) {
 	changed := false
 	update := existing.DeepCopy()
@@ -104,8 +107,13 @@ func converge(existing, desired *appsv1.Deployment) (*appsv1.Deployment, bool) {
 		update.Spec.Replicas = desired.Spec.Replicas
 		changed = true
 	}
-	if !equality.Semantic.DeepEqual(desired.Spec.Template, existing.Spec.Template) {
-		update.Spec.Template = desired.Spec.Template
+	template := desired.Spec.Template
+	if at, ok := existing.Spec.Template.Annotations[restartedAtAnnotation]; ok {
+		template = *template.DeepCopy()
+		template.Annotations = kmeta.UnionMaps(template.Annotations, map[string]string{restartedAtAnnotation: at})
+	}
+	if !equality.Semantic.DeepEqual(template, existing.Spec.Template) {
+		update.Spec.Template = template
 		changed = true
 	}
 	for k, v := range desired.Labels {
@@ -119,6 +127,10 @@ func converge(existing, desired *appsv1.Deployment) (*appsv1.Deployment, bool) {
 	}
 	return update, changed
 }
+
+// restartedAtAnnotation is how `kubectl rollout restart` asks a Deployment
+// for a rollout, on its pod template.
+const restartedAtAnnotation = "kubectl.kubernetes.io/restartedAt"
 
 func newDeploymentCreated(name string) pkgreconciler.Event {
 	return pkgreconciler.NewEvent(corev1.EventTypeNormal, "DeploymentCreated", "Created deployment %q", name)

@@ -242,6 +242,19 @@ func TestReconcile(t *testing.T) {
 		}},
 		WantEvents: []string{updated},
 	}, {
+		Name:    "kubectl rollout restart's annotation: kept, no writes",
+		Key:     key,
+		Objects: []runtime.Object{readyFoo, Deployment(served, WithTemplateAnnotation("kubectl.kubernetes.io/restartedAt", "2026-11-30T06:00:00Z"))},
+	}, {
+		Name: "kubectl rollout restart's annotation kept while other drift is reverted",
+		Key:  key,
+		Objects: []runtime.Object{readyFoo, Deployment(served, WithImage("busybox"),
+			WithTemplateAnnotation("kubectl.kubernetes.io/restartedAt", "2026-11-30T06:00:00Z"))},
+		WantUpdates: []clientgotesting.UpdateActionImpl{{
+			Object: Deployment(served, WithTemplateAnnotation("kubectl.kubernetes.io/restartedAt", "2026-11-30T06:00:00Z")),
+		}},
+		WantEvents: []string{updated},
+	}, {
 		Name:    "template annotation added: removed",
 		Key:     key,
 		Objects: []runtime.Object{readyFoo, Deployment(served, WithTemplateAnnotation("example.com/debug", "true"))},
