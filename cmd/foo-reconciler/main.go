@@ -38,6 +38,7 @@ import (
 
 	samplesv1alpha1 "github.com/frugal-operator/foo-operator/pkg/apis/samplecontroller/v1alpha1"
 	fooclient "github.com/frugal-operator/foo-operator/pkg/client/injection/client"
+	"github.com/frugal-operator/foo-operator/pkg/ownwrites"
 	"github.com/frugal-operator/foo-operator/pkg/receiver"
 	"github.com/frugal-operator/foo-operator/pkg/reconciler/foo"
 	"github.com/frugal-operator/foo-operator/pkg/uncached"
@@ -106,7 +107,8 @@ func main() {
 		ctx = inject(ctx, cfg)
 	}
 
-	tracker := receiver.NewTracker(foo.NewReconciler(ctx), maxFailures)
+	writes := ownwrites.New(ownwrites.DefaultMax)
+	tracker := receiver.NewTracker(foo.NewReconciler(ctx, writes), maxFailures)
 	impl := foo.NewController(ctx, tracker)
 	// Reads outlive SIGTERM: the events in flight are answered during the drain.
 	readCtx := context.WithoutCancel(ctx)
@@ -115,6 +117,7 @@ func main() {
 		Owner:       samplesv1alpha1.Kind("Foo"),
 		Deployments: uncached.NewDeploymentLister(readCtx, kubeclient.Get(ctx)),
 		Claimants:   lister.Claimants,
+		OwnWrites:   writes,
 		SkipNoOp:    true,
 	}
 	srv := receiver.New(impl, tracker, decoder, lister.KeysNeedingWork, opts)

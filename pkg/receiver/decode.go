@@ -29,6 +29,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	appsv1listers "k8s.io/client-go/listers/apps/v1"
+
+	"github.com/frugal-operator/foo-operator/pkg/ownwrites"
 )
 
 // CloudEvent types this package understands.
@@ -85,6 +87,10 @@ type Decoder struct {
 	// object of that name, and were refused it while holder had it? They are
 	// reconciled too, so that one converges as soon as the name is free.
 	Claimants func(ctx context.Context, ns, name, holder string) ([]types.NamespacedName, error)
+	// OwnWrites, if set, holds the dependent objects the reconciler wrote:
+	// an add or update event (Resource mode) of exactly such a version only
+	// reports that write, and is ignored.
+	OwnWrites *ownwrites.Record
 	// SkipNoOp ignores owner events that ask for nothing: an update of an
 	// object whose status already reports its generation (a reconciler's own
 	// status write, typically), and a delete (garbage collection removes
@@ -149,8 +155,14 @@ func (d *Decoder) decodeResource(ctx context.Context, e *cloudevents.Event, verb
 		return t, nil
 	case deploymentKind:
 		t, err := d.controllerKey(obj.Namespace, obj.Name, obj.OwnerReferences)
-		if err != nil || verb != "delete" || len(t.Keys) == 0 || d.Claimants == nil {
+		if err != nil || len(t.Keys) == 0 {
 			return t, err
+		}
+		if verb != "delete" && d.OwnWrites.IsOwn(gk, obj.Namespace, obj.Name, obj.ResourceVersion) {
+			return Target{Ignored: fmt.Sprintf("resourceVersion %s of %s/%s is the reconciler's own write", obj.ResourceVersion, obj.Namespace, obj.Name)}, nil
+		}
+		if verb != "delete" || d.Claimants == nil {
+			return t, nil
 		}
 		claimants, err := d.Claimants(ctx, obj.Namespace, obj.Name, t.Keys[0].Name)
 		if err != nil {

@@ -32,6 +32,7 @@ import (
 	"knative.dev/pkg/kmeta"
 
 	samplesv1alpha1 "github.com/frugal-operator/foo-operator/pkg/apis/samplecontroller/v1alpha1"
+	"github.com/frugal-operator/foo-operator/pkg/ownwrites"
 	"github.com/frugal-operator/foo-operator/pkg/uncached"
 )
 
@@ -245,6 +246,41 @@ func TestDecodeDeletedDeploymentWakesItsClaimants(t *testing.T) {
 			}
 			if diff := cmp.Diff(tc.wantKeys, target.Keys); diff != "" {
 				t.Error("keys (-want, +got):", diff)
+			}
+		})
+	}
+}
+
+func TestDecodeIgnoresTheReconcilersOwnWrites(t *testing.T) {
+	withRV := func(e cloudevents.Event, rv string) cloudevents.Event {
+		var obj map[string]any
+		_ = e.DataAs(&obj)
+		obj["metadata"].(map[string]any)["resourceVersion"] = rv
+		_ = e.SetData(cloudevents.ApplicationJSON, obj)
+		return e
+	}
+	tests := []struct {
+		name     string
+		event    cloudevents.Event
+		wantKeys bool
+	}{
+		{"the version it created", withRV(deploymentResourceEvent("add", "ns", "web", "a"), "7"), false},
+		{"a later version: someone else's change", withRV(deploymentResourceEvent("update", "ns", "web", "a"), "8"), true},
+		{"an earlier version", withRV(deploymentResourceEvent("update", "ns", "web", "a"), "6"), true},
+		{"deleted, even at that version", withRV(deploymentResourceEvent("delete", "ns", "web", "a"), "7"), true},
+		{"another Deployment", withRV(deploymentResourceEvent("add", "ns", "db", "a"), "7"), true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			d, _ := newDecoder()
+			d.OwnWrites = ownwrites.New(0)
+			d.OwnWrites.Wrote(deploymentKind, "ns", "web", "7")
+			got, err := d.Decode(context.Background(), &tc.event)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if (len(got.Keys) > 0) != tc.wantKeys {
+				t.Errorf("Decode() = %+v, want keys: %v", got, tc.wantKeys)
 			}
 		})
 	}

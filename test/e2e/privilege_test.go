@@ -181,10 +181,11 @@ func grantedRules(t *testing.T) map[string]bool {
 
 // auditEvent is the part of an audit.k8s.io/v1 Event read here.
 type auditEvent struct {
-	Stage     string `json:"stage"`
-	Verb      string `json:"verb"`
-	UserAgent string `json:"userAgent"`
-	User      struct {
+	Stage      string `json:"stage"`
+	RequestURI string `json:"requestURI"`
+	Verb       string `json:"verb"`
+	UserAgent  string `json:"userAgent"`
+	User       struct {
 		Username string `json:"username"`
 	} `json:"user"`
 	ObjectRef *struct {

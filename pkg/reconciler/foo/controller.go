@@ -29,6 +29,7 @@ import (
 	"github.com/frugal-operator/foo-operator/pkg/client/clientset/versioned/scheme"
 	fooclient "github.com/frugal-operator/foo-operator/pkg/client/injection/client"
 	fooreconciler "github.com/frugal-operator/foo-operator/pkg/client/injection/reconciler/samplecontroller/v1alpha1/foo"
+	"github.com/frugal-operator/foo-operator/pkg/ownwrites"
 	"github.com/frugal-operator/foo-operator/pkg/uncached"
 )
 
@@ -44,7 +45,10 @@ const AgentName = "foo-reconciler"
 // Without leader election, controller.Impl promotes it with no enqueue
 // function, so its Promote lists nothing: a cold-start resync is the
 // caller's to do (see receiver.Options.ColdStartResync).
-func NewReconciler(ctx context.Context) controller.Reconciler {
+//
+// The Deployments it writes are recorded in writes (nil: nowhere), so that
+// the events reporting them can be recognised.
+func NewReconciler(ctx context.Context, writes *ownwrites.Record) controller.Reconciler {
 	kc := kubeclient.Get(ctx)
 	fc := fooclient.Get(ctx)
 	// Reads outlive ctx's cancellation: a draining process finishes its reconciles.
@@ -52,6 +56,7 @@ func NewReconciler(ctx context.Context) controller.Reconciler {
 	r := &Reconciler{
 		kubeclient:       kc,
 		deploymentLister: uncached.NewDeploymentLister(readCtx, kc),
+		writes:           writes,
 	}
 	return fooreconciler.NewReconciler(ctx, logging.FromContext(ctx), fc,
 		uncached.NewFooLister(readCtx, fc), eventRecorder(ctx, kc.CoreV1()), r)

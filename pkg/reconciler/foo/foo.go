@@ -34,6 +34,7 @@ import (
 
 	samplesv1alpha1 "github.com/frugal-operator/foo-operator/pkg/apis/samplecontroller/v1alpha1"
 	fooreconciler "github.com/frugal-operator/foo-operator/pkg/client/injection/reconciler/samplecontroller/v1alpha1/foo"
+	"github.com/frugal-operator/foo-operator/pkg/ownwrites"
 	"github.com/frugal-operator/foo-operator/pkg/reconciler/foo/resources"
 )
 
@@ -41,6 +42,8 @@ import (
 type Reconciler struct {
 	kubeclient       kubernetes.Interface
 	deploymentLister appsv1listers.DeploymentLister
+	// writes records the Deployments written (nil: none).
+	writes *ownwrites.Record
 }
 
 var _ fooreconciler.Interface = (*Reconciler)(nil)
@@ -56,22 +59,17 @@ func (r *Reconciler) ReconcileKind(ctx context.Context, foo *samplesv1alpha1.Foo
 
 	desired := resources.MakeDeployment(foo)
 	var event pkgreconciler.Event
-	d, err := r.deploymentLister.Deployments(foo.Namespace).Get(desired.Name)
+	d, created, err := r.getOrCreate(ctx, foo, desired)
 	switch {
-	case apierrs.IsNotFound(err):
-		d, err = r.kubeclient.AppsV1().Deployments(foo.Namespace).Create(ctx, desired, metav1.CreateOptions{})
-		if apierrs.HasStatusCause(err, corev1.NamespaceTerminatingCause) {
-			// The Foo goes with its namespace: nothing to make, nothing to retry.
-			logging.FromContext(ctx).Debugw("Namespace is being deleted", "deployment", desired.Name)
-			return nil
-		}
-		if err != nil {
-			return fmt.Errorf("failed to create deployment %q: %w", desired.Name, err)
-		}
+	case apierrs.HasStatusCause(err, corev1.NamespaceTerminatingCause):
+		// The Foo goes with its namespace: nothing to make, nothing to retry.
+		logging.FromContext(ctx).Debugw("Namespace is being deleted", "deployment", desired.Name)
+		return nil
+	case err != nil:
+		return err
+	case created:
 		logging.FromContext(ctx).Infow("Created deployment", "deployment", desired.Name)
 		event = newDeploymentCreated(desired.Name)
-	case err != nil:
-		return fmt.Errorf("failed to get deployment %q: %w", desired.Name, err)
 	case !metav1.IsControlledBy(d, foo):
 		foo.Status.MarkDeploymentNotOwned(desired.Name)
 		return controller.NewPermanentError(newDeploymentNotOwned(desired.Name))
@@ -81,6 +79,7 @@ func (r *Reconciler) ReconcileKind(ctx context.Context, foo *samplesv1alpha1.Foo
 			if err != nil {
 				return fmt.Errorf("failed to update deployment %q: %w", desired.Name, err)
 			}
+			r.wrote(d)
 			logging.FromContext(ctx).Infow("Updated deployment", "deployment", desired.Name)
 			event = newDeploymentUpdated(desired.Name)
 		}
@@ -88,6 +87,42 @@ func (r *Reconciler) ReconcileKind(ctx context.Context, foo *samplesv1alpha1.Foo
 
 	foo.Status.PropagateDeploymentStatus(d)
 	return event
+}
+
+// getOrCreate returns the Foo's Deployment, creating desired if there is
+// none (created). A Foo never reconciled before almost never has one: its
+// Deployment is created without reading first, and read only if the name is
+// taken (AlreadyExists). Errors name the request that failed.
+func (r *Reconciler) getOrCreate(ctx context.Context, foo *samplesv1alpha1.Foo, desired *appsv1.Deployment) (*appsv1.Deployment, bool, error) {
+	deployments := r.deploymentLister.Deployments(foo.Namespace)
+	if foo.Status.ObservedGeneration != 0 {
+		d, err := deployments.Get(desired.Name)
+		if err == nil {
+			return d, false, nil
+		}
+		if !apierrs.IsNotFound(err) {
+			return nil, false, fmt.Errorf("failed to get deployment %q: %w", desired.Name, err)
+		}
+	}
+	d, err := r.kubeclient.AppsV1().Deployments(foo.Namespace).Create(ctx, desired, metav1.CreateOptions{})
+	if apierrs.IsAlreadyExists(err) {
+		d, err = deployments.Get(desired.Name)
+		if err != nil {
+			return nil, false, fmt.Errorf("failed to get deployment %q: %w", desired.Name, err)
+		}
+		return d, false, nil
+	}
+	if err != nil {
+		return nil, false, fmt.Errorf("failed to create deployment %q: %w", desired.Name, err)
+	}
+	r.wrote(d)
+	return d, true, nil
+}
+
+// wrote records a Deployment the reconciler wrote, so that its event is
+// recognised as reporting only that (see ownwrites).
+func (r *Reconciler) wrote(d *appsv1.Deployment) {
+	r.writes.Wrote(appsv1.SchemeGroupVersion.WithKind("Deployment").GroupKind(), d.Namespace, d.Name, d.ResourceVersion)
 }
 
 // converge returns a copy of existing with every field the builder owns set

@@ -19,6 +19,7 @@ package foo
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -30,9 +31,11 @@ import (
 	fakekubeclient "knative.dev/pkg/client/injection/kube/client/fake"
 	"knative.dev/pkg/controller"
 	"knative.dev/pkg/ptr"
+	pkgreconciler "knative.dev/pkg/reconciler"
 	. "knative.dev/pkg/reconciler/testing" //nolint:revive,staticcheck // TableTest vocabulary
 
 	samplesv1alpha1 "github.com/frugal-operator/foo-operator/pkg/apis/samplecontroller/v1alpha1"
+	"github.com/frugal-operator/foo-operator/pkg/ownwrites"
 	"github.com/frugal-operator/foo-operator/pkg/reconciler/foo/resources"
 	. "github.com/frugal-operator/foo-operator/pkg/reconciler/testing" //nolint:revive,staticcheck // object builders
 	"github.com/frugal-operator/foo-operator/pkg/uncached"
@@ -86,6 +89,37 @@ func TestReconcile(t *testing.T) {
 		}},
 		WantEvents: []string{Eventf(corev1.EventTypeNormal, "DeploymentCreated", "Created deployment %q", depName)},
 	}, {
+		Name:         "new Foo: its Deployment is created without reading first",
+		Key:          key,
+		Objects:      []runtime.Object{NewFoo(fooName, ns, base())},
+		WithReactors: []clientgotesting.ReactionFunc{InduceFailure("get", "deployments")},
+		WantCreates:  []runtime.Object{owned},
+		WantStatusUpdates: []clientgotesting.UpdateActionImpl{{
+			Object: NewFoo(fooName, ns, base(WithInitFooConditions, WithStatusOf(owned), WithObservedGeneration)),
+		}},
+		WantEvents: []string{Eventf(corev1.EventTypeNormal, "DeploymentCreated", "Created deployment %q", depName)},
+	}, {
+		Name:        "new Foo whose Deployment exists (status never written): AlreadyExists, read, converge",
+		Key:         key,
+		Objects:     []runtime.Object{NewFoo(fooName, ns, base()), Deployment(available, WithDeploymentReplicas(5))},
+		WantCreates: []runtime.Object{owned},
+		WantUpdates: []clientgotesting.UpdateActionImpl{{
+			Object: available,
+		}},
+		WantStatusUpdates: []clientgotesting.UpdateActionImpl{{
+			Object: readyFoo,
+		}},
+		WantEvents: []string{Eventf(corev1.EventTypeNormal, "DeploymentUpdated", "Updated deployment %q", depName)},
+	}, {
+		Name:        "reconciled Foo whose Deployment is gone: read, then recreate",
+		Key:         key,
+		Objects:     []runtime.Object{readyFoo},
+		WantCreates: []runtime.Object{owned},
+		WantStatusUpdates: []clientgotesting.UpdateActionImpl{{
+			Object: NewFoo(fooName, ns, base(WithInitFooConditions, WithStatusOf(owned), WithObservedGeneration)),
+		}},
+		WantEvents: []string{Eventf(corev1.EventTypeNormal, "DeploymentCreated", "Created deployment %q", depName)},
+	}, {
 		Name:    "replicas default to 1",
 		Key:     key,
 		Objects: []runtime.Object{NewFoo(fooName, ns, WithDeploymentName(depName))},
@@ -130,11 +164,11 @@ func TestReconcile(t *testing.T) {
 	}, {
 		Name:         "deployment read fails",
 		Key:          key,
-		Objects:      []runtime.Object{NewFoo(fooName, ns, base())},
+		Objects:      []runtime.Object{NewFoo(fooName, ns, base(WithGeneration(2), withObserved(1)))},
 		WithReactors: []clientgotesting.ReactionFunc{InduceFailure("get", "deployments")},
 		WantErr:      true,
 		WantStatusUpdates: []clientgotesting.UpdateActionImpl{{
-			Object: NewFoo(fooName, ns, base(WithInitFooConditions, withNewGenerationUnknown, WithObservedGeneration)),
+			Object: NewFoo(fooName, ns, base(WithGeneration(2), WithInitFooConditions, withNewGenerationUnknown, WithObservedGeneration)),
 		}},
 		WantEvents: []string{Eventf(corev1.EventTypeWarning, "InternalError",
 			"failed to get deployment %q: inducing failure for get deployments", depName)},
@@ -154,7 +188,7 @@ func TestReconcile(t *testing.T) {
 		Name: "spec.replicas changed: converge and report the rollout",
 		Key:  key,
 		Objects: []runtime.Object{NewFoo(fooName, ns, base(WithReplicas(3), WithGeneration(2), WithInitFooConditions,
-			WithStatusOf(available))), available},
+			WithStatusOf(available), withObserved(1))), available},
 		WantUpdates: []clientgotesting.UpdateActionImpl{{
 			Object: Deployment(available, WithDeploymentReplicas(3)),
 		}},
@@ -298,10 +332,11 @@ func TestReconcile(t *testing.T) {
 		WantEvents: []string{Eventf(corev1.EventTypeWarning, "InternalError",
 			"failed to update deployment %q: inducing failure for update deployments", depName)},
 	}, {
-		Name:    "deployment not owned: leave it, report, no retry",
-		Key:     key,
-		Objects: []runtime.Object{NewFoo(fooName, ns, base()), Deployment(available, WithoutOwner, WithDeploymentReplicas(7))},
-		WantErr: true,
+		Name:        "deployment not owned: leave it, report, no retry",
+		Key:         key,
+		Objects:     []runtime.Object{NewFoo(fooName, ns, base()), Deployment(available, WithoutOwner, WithDeploymentReplicas(7))},
+		WantErr:     true,
+		WantCreates: []runtime.Object{owned}, // a new Foo creates first: AlreadyExists, then it reads
 		WantStatusUpdates: []clientgotesting.UpdateActionImpl{{
 			Object: NewFoo(fooName, ns, base(WithInitFooConditions, WithDeploymentNotOwned, WithObservedGeneration)),
 		}},
@@ -310,7 +345,7 @@ func TestReconcile(t *testing.T) {
 	}, {
 		Name:    "deployment owned by another foo",
 		Key:     key,
-		Objects: []runtime.Object{NewFoo(fooName, ns, base()), resources.MakeDeployment(NewFoo("other", ns, base()))},
+		Objects: []runtime.Object{NewFoo(fooName, ns, base(WithObservedGeneration)), resources.MakeDeployment(NewFoo("other", ns, base()))},
 		WantErr: true,
 		WantStatusUpdates: []clientgotesting.UpdateActionImpl{{
 			Object: NewFoo(fooName, ns, base(WithInitFooConditions, WithDeploymentNotOwned, WithObservedGeneration)),
@@ -320,28 +355,28 @@ func TestReconcile(t *testing.T) {
 	}, {
 		Name:    "deployment rolling out: DeploymentReady unknown",
 		Key:     key,
-		Objects: []runtime.Object{NewFoo(fooName, ns, base()), Deployment(owned, WithDeploymentRollingOut(1))},
+		Objects: []runtime.Object{NewFoo(fooName, ns, base(WithObservedGeneration)), Deployment(owned, WithDeploymentRollingOut(1))},
 		WantStatusUpdates: []clientgotesting.UpdateActionImpl{{
 			Object: NewFoo(fooName, ns, base(WithInitFooConditions, WithStatusOf(Deployment(owned, WithDeploymentRollingOut(1))), WithObservedGeneration)),
 		}},
 	}, {
 		Name:    "deployment available: ready",
 		Key:     key,
-		Objects: []runtime.Object{NewFoo(fooName, ns, base()), available},
+		Objects: []runtime.Object{NewFoo(fooName, ns, base(WithObservedGeneration)), available},
 		WantStatusUpdates: []clientgotesting.UpdateActionImpl{{
 			Object: readyFoo,
 		}},
 	}, {
 		Name:    "deployment failed: DeploymentReady false",
 		Key:     key,
-		Objects: []runtime.Object{NewFoo(fooName, ns, base()), Deployment(owned, WithDeploymentFailed)},
+		Objects: []runtime.Object{NewFoo(fooName, ns, base(WithObservedGeneration)), Deployment(owned, WithDeploymentFailed)},
 		WantStatusUpdates: []clientgotesting.UpdateActionImpl{{
 			Object: NewFoo(fooName, ns, base(WithInitFooConditions, WithStatusOf(Deployment(owned, WithDeploymentFailed)), WithObservedGeneration)),
 		}},
 	}, {
 		Name:         "status update fails",
 		Key:          key,
-		Objects:      []runtime.Object{NewFoo(fooName, ns, base()), available},
+		Objects:      []runtime.Object{NewFoo(fooName, ns, base(WithObservedGeneration)), available},
 		WithReactors: []clientgotesting.ReactionFunc{InduceFailure("update", "foos")},
 		WantErr:      true,
 		WantStatusUpdates: []clientgotesting.UpdateActionImpl{{
@@ -363,8 +398,14 @@ func TestReconcile(t *testing.T) {
 	}}
 
 	table.Test(t, MakeFactory(func(ctx context.Context) controller.Reconciler {
-		return NewReconciler(ctx)
+		return NewReconciler(ctx, nil)
 	}))
+}
+
+// withObserved sets status.observedGeneration: the Foo was reconciled at
+// that generation.
+func withObserved(g int64) FooOption {
+	return func(f *samplesv1alpha1.Foo) { f.Status.ObservedGeneration = g }
 }
 
 // withNewGenerationUnknown is the status the generated reconciler leaves when
@@ -374,7 +415,7 @@ func withNewGenerationUnknown(f *samplesv1alpha1.Foo) {
 }
 
 func TestReconcileKindPermanentErrors(t *testing.T) {
-	foo := NewFoo(fooName, ns, WithDeploymentName(depName))
+	foo := NewFoo(fooName, ns, WithDeploymentName(depName), WithObservedGeneration)
 	tests := []struct {
 		name    string
 		foo     *samplesv1alpha1.Foo
@@ -398,5 +439,35 @@ func TestReconcileKindPermanentErrors(t *testing.T) {
 				t.Errorf("ReconcileKind() made %d requests, want only the read: %v", got, kc.Actions())
 			}
 		})
+	}
+}
+
+// The Deployments the reconciler writes are recorded with the version the
+// API server gave them, so that their events are recognised.
+func TestReconcileKindRecordsItsWrites(t *testing.T) {
+	deployments := appsv1.SchemeGroupVersion.WithKind("Deployment").GroupKind()
+	rv := 0
+	ctx, kc := fakekubeclient.With(context.Background(),
+		Deployment(resources.MakeDeployment(NewFoo("drifted", ns, WithDeploymentName("drifted"))), WithDeploymentReplicas(5)))
+	kc.PrependReactor("*", "deployments", func(a clientgotesting.Action) (bool, runtime.Object, error) {
+		if o, ok := a.(clientgotesting.CreateAction); ok && a.GetVerb() != "get" {
+			rv++ // the fake API server gives no resourceVersions: stand in for it
+			o.GetObject().(*appsv1.Deployment).ResourceVersion = fmt.Sprint(rv)
+		}
+		return false, nil, nil
+	})
+	writes := ownwrites.New(0)
+	r := &Reconciler{kubeclient: kc, deploymentLister: uncached.NewDeploymentLister(ctx, kc), writes: writes}
+	for _, f := range []*samplesv1alpha1.Foo{
+		NewFoo("new", ns, WithDeploymentName("new")),
+		NewFoo("drifted", ns, WithDeploymentName("drifted"), WithObservedGeneration),
+	} {
+		// Success is a Normal event here (DeploymentCreated, DeploymentUpdated).
+		if ev := new(pkgreconciler.ReconcilerEvent); !errors.As(r.ReconcileKind(ctx, f), &ev) || ev.EventType != corev1.EventTypeNormal {
+			t.Fatalf("ReconcileKind(%s) = %v, want a Normal event", f.Name, ev)
+		}
+	}
+	if !writes.IsOwn(deployments, ns, "new", "1") || !writes.IsOwn(deployments, ns, "drifted", "2") {
+		t.Errorf("the create and the update were not recorded at their versions (%d remembered)", writes.Len())
 	}
 }

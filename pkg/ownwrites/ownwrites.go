@@ -1,0 +1,103 @@
+/*
+Copyright The Foo Operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package ownwrites
+
+import (
+	"sync"
+
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+)
+
+// DefaultMax bounds how many writes a Record remembers: at about a hundred
+// bytes each, a megabyte. The oldest are forgotten first; forgetting one
+// costs a reconcile, never a wrong answer.
+const DefaultMax = 10000
+
+// Record remembers the last version of each object a reconciler wrote.
+// The zero value is not usable; use New. A nil *Record remembers nothing.
+type Record struct {
+	max int
+
+	mu sync.Mutex
+	rv map[key]string
+	// order holds the keys in the order they were last written, oldest
+	// first, with repeats; a key's stale entries are skipped on eviction.
+	order []entry
+}
+
+type key struct {
+	gk schema.GroupKind
+	types.NamespacedName
+}
+
+type entry struct {
+	key
+	rv string
+}
+
+// New returns an empty Record remembering at most max writes (DefaultMax
+// when max is not positive).
+func New(max int) *Record {
+	if max <= 0 {
+		max = DefaultMax
+	}
+	return &Record{max: max, rv: map[key]string{}}
+}
+
+// Wrote records that the reconciler wrote the object of kind gk at
+// resourceVersion rv (from the API server's answer to the write).
+func (r *Record) Wrote(gk schema.GroupKind, ns, name, rv string) {
+	if r == nil || rv == "" {
+		return
+	}
+	k := key{gk, types.NamespacedName{Namespace: ns, Name: name}}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.rv[k] = rv
+	r.order = append(r.order, entry{k, rv})
+	for len(r.rv) > r.max || len(r.order) > 2*r.max {
+		oldest := r.order[0]
+		r.order = r.order[1:]
+		if r.rv[oldest.key] == oldest.rv {
+			delete(r.rv, oldest.key)
+		}
+	}
+}
+
+// IsOwn tells whether the object of kind gk at resourceVersion rv is one
+// the reconciler wrote, and forgets it: its event comes once.
+func (r *Record) IsOwn(gk schema.GroupKind, ns, name, rv string) bool {
+	if r == nil || rv == "" {
+		return false
+	}
+	k := key{gk, types.NamespacedName{Namespace: ns, Name: name}}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.rv[k] != rv {
+		return false
+	}
+	delete(r.rv, k)
+	return true
+}
+
+// Len returns how many writes are remembered.
+func (r *Record) Len() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.rv)
+}

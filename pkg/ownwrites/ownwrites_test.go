@@ -1,0 +1,74 @@
+/*
+Copyright The Foo Operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package ownwrites
+
+import (
+	"fmt"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/runtime/schema"
+)
+
+var deployments = schema.GroupKind{Group: "apps", Kind: "Deployment"}
+
+func TestRecord(t *testing.T) {
+	r := New(0)
+	r.Wrote(deployments, "ns", "web", "5")
+	r.Wrote(deployments, "ns", "web", "7") // a later write replaces it
+	for _, tc := range []struct {
+		name           string
+		gk             schema.GroupKind
+		ns, obj, rv    string
+		want, wantThen bool
+	}{
+		{"the last write, once", deployments, "ns", "web", "7", true, false},
+		{"an earlier write", deployments, "ns", "web", "5", false, false},
+		{"a later version: someone else's write", deployments, "ns", "web", "8", false, false},
+		{"another object", deployments, "ns", "db", "7", false, false},
+		{"another kind", schema.GroupKind{Kind: "ConfigMap"}, "ns", "web", "7", false, false},
+		{"no version", deployments, "ns", "web", "", false, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := r.IsOwn(tc.gk, tc.ns, tc.obj, tc.rv); got != tc.want {
+				t.Errorf("IsOwn() = %v, want %v", got, tc.want)
+			}
+			if got := r.IsOwn(tc.gk, tc.ns, tc.obj, tc.rv); got != tc.wantThen {
+				t.Errorf("IsOwn() again = %v, want %v", got, tc.wantThen)
+			}
+		})
+	}
+	var none *Record
+	none.Wrote(deployments, "ns", "web", "1")
+	if none.IsOwn(deployments, "ns", "web", "1") {
+		t.Error("a nil Record remembered a write")
+	}
+}
+
+func TestRecordIsBounded(t *testing.T) {
+	const max = 100
+	r := New(max)
+	for i := range 10 * max {
+		r.Wrote(deployments, "ns", fmt.Sprint("d-", i), "1")
+		r.Wrote(deployments, "ns", fmt.Sprint("d-", i), "2") // repeats too
+	}
+	if r.Len() != max || len(r.order) > 2*max {
+		t.Errorf("%d writes remembered, %d in order; want %d and at most %d", r.Len(), len(r.order), max, 2*max)
+	}
+	if r.IsOwn(deployments, "ns", "d-0", "2") || !r.IsOwn(deployments, "ns", fmt.Sprint("d-", 10*max-1), "2") {
+		t.Error("the oldest write should be forgotten first, the newest kept")
+	}
+}
