@@ -57,6 +57,15 @@ func key(ns, name string) []types.NamespacedName {
 	return []types.NamespacedName{{Namespace: ns, Name: name}}
 }
 
+// editObject returns a Resource-mode event whose object edit changed.
+func editObject(e cloudevents.Event, edit func(obj map[string]any)) cloudevents.Event {
+	var obj map[string]any
+	_ = e.DataAs(&obj)
+	edit(obj)
+	_ = e.SetData(cloudevents.ApplicationJSON, obj)
+	return e
+}
+
 func withData(e cloudevents.Event, ct string, data []byte) cloudevents.Event {
 	_ = e.SetData(ct, data)
 	return e
@@ -155,12 +164,10 @@ func TestDecodeRefReadFailureIsTransient(t *testing.T) {
 
 func TestDecodeSkipNoOp(t *testing.T) {
 	withStatus := func(e cloudevents.Event, generation, observed int) cloudevents.Event {
-		var obj map[string]any
-		_ = e.DataAs(&obj)
-		obj["metadata"].(map[string]any)["generation"] = generation
-		obj["status"] = map[string]any{"observedGeneration": observed}
-		_ = e.SetData(cloudevents.ApplicationJSON, obj)
-		return e
+		return editObject(e, func(obj map[string]any) {
+			obj["metadata"].(map[string]any)["generation"] = generation
+			obj["status"] = map[string]any{"observedGeneration": observed}
+		})
 	}
 	tests := []struct {
 		name     string
@@ -253,11 +260,7 @@ func TestDecodeDeletedDeploymentWakesItsClaimants(t *testing.T) {
 
 func TestDecodeIgnoresTheReconcilersOwnWrites(t *testing.T) {
 	withRV := func(e cloudevents.Event, rv string) cloudevents.Event {
-		var obj map[string]any
-		_ = e.DataAs(&obj)
-		obj["metadata"].(map[string]any)["resourceVersion"] = rv
-		_ = e.SetData(cloudevents.ApplicationJSON, obj)
-		return e
+		return editObject(e, func(obj map[string]any) { obj["metadata"].(map[string]any)["resourceVersion"] = rv })
 	}
 	tests := []struct {
 		name     string
