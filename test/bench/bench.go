@@ -109,7 +109,11 @@ type Result struct {
 	WritesPerFoo, ReadsPerFoo float64
 	IdleCPUSeconds            float64
 	DrainMs                   float64
-	Incomplete                string
+	// Resync: the ping's resync at steady state (N converged Foos): the
+	// requests it made, by "VERB resource", and the time to its answer.
+	Resync     map[string]float64
+	ResyncMs   float64
+	Incomplete string
 }
 
 // Report is a whole run.
@@ -534,6 +538,11 @@ func (r *run) measureOurs(ctx context.Context, adapters []*controlplane.Process,
 	}
 	res.FirstFooMs = res.ReadyMs + ms(first)
 	r.settle(ctx)
+	if adapters != nil {
+		if err := r.pingResync(ctx, &res); err != nil {
+			return res, ad, err
+		}
+	}
 	if err := r.burst(ctx, &res, p, false, "burst-ours"+label); err != nil {
 		return res, ad, err
 	}
@@ -559,6 +568,41 @@ func (r *run) measureOurs(ctx context.Context, adapters []*controlplane.Process,
 	}
 	res.DrainMs = ms(time.Since(drain))
 	return res, ad, nil
+}
+
+// pingResync sends the event PingSource sends and records what the resync
+// cost the API server, with every Foo converged.
+func (r *run) pingResync(ctx context.Context, res *Result) error {
+	r.cfg.Log("N=%d: %s: ping resync", r.n, res.Controller)
+	before, err := requestCounts(ctx, r.kube)
+	if err != nil {
+		return err
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://127.0.0.1:"+strconv.Itoa(r.port), strings.NewReader(`{"resync":true}`))
+	if err != nil {
+		return err
+	}
+	for k, v := range map[string]string{"Ce-Specversion": "1.0", "Ce-Id": "bench-resync", "Ce-Type": "dev.knative.sources.ping",
+		"Ce-Source": "/apis/v1/namespaces/" + localenv.Namespace + "/pingsources/foo-resync", "Content-Type": "application/json"} {
+		req.Header.Set(k, v)
+	}
+	start := time.Now()
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return err
+	}
+	resp.Body.Close()
+	res.ResyncMs = ms(time.Since(start))
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("the ping resync was answered %d", resp.StatusCode)
+	}
+	after, err := requestCounts(ctx, r.kube)
+	if err != nil {
+		return err
+	}
+	res.Resync = delta(before, after)
+	delete(res.Resync, "GET ") // the harness's first scrape of /metrics
+	return nil
 }
 
 // settle waits until the API server's request counters stop moving for a

@@ -55,6 +55,10 @@ func TestSmoke(t *testing.T) {
 	if ours.Requests["POST deployments"] < 0.99 {
 		t.Errorf("ours created %.2f deployments per Foo, want 1: %v", ours.Requests["POST deployments"], ours.Requests)
 	}
+	// With every Foo converged, the resync lists (one page each) and writes nothing.
+	if ours.Resync["LIST foos"] != 1 || ours.Resync["LIST deployments"] != 1 || len(ours.Resync) != 2 {
+		t.Errorf("the ping resync made %v, want one LIST of Foos and one of Deployments", ours.Resync)
+	}
 	var md bytes.Buffer
 	rep.WriteMarkdown(&md)
 	if !strings.Contains(md.String(), "| 20 | "+Ours) {

@@ -79,6 +79,26 @@ func (rep *Report) WriteMarkdown(w io.Writer) {
 			fmt.Fprintf(w, "- N=%d, %s: %s\n", n, name, strings.Join(parts, ", "))
 		}
 	}
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "The ping's resync with every Foo converged (requests by verb and resource, time to its answer):")
+	fmt.Fprintln(w)
+	for _, n := range rep.Ns {
+		r := rep.find(Ours, n)
+		if r == nil || r.Resync == nil {
+			continue
+		}
+		var parts []string
+		total, writes := 0.0, 0.0
+		for _, k := range sortedKeys(r.Resync) {
+			parts = append(parts, fmt.Sprintf("%s %.0f", k, r.Resync[k]))
+			total += r.Resync[k]
+			if isWrite(k) {
+				writes += r.Resync[k]
+			}
+		}
+		fmt.Fprintf(w, "- N=%d: %.0f requests (%s), %.0f writes, answered in %.0f ms\n", n, total, strings.Join(parts, ", "), writes, r.ResyncMs)
+	}
+	fmt.Fprintln(w)
 	for _, r := range rep.Results {
 		if r.Incomplete != "" {
 			fmt.Fprintf(w, "- N=%d, %s: %s\n", r.N, r.Controller, r.Incomplete)
