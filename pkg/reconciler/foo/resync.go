@@ -65,7 +65,7 @@ func (l *Lister) KeysNeedingWork(ctx context.Context) ([]types.NamespacedName, e
 	var keys []types.NamespacedName
 	// The Foos to compare with their Deployment, by the Deployment's key.
 	waiting := map[types.NamespacedName][]*samplesv1alpha1.Foo{}
-	err := pager.New(func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
+	err := pages(func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
 		return l.foos.SamplecontrollerV1alpha1().Foos(metav1.NamespaceAll).List(ctx, opts)
 	}).EachListItem(ctx, metav1.ListOptions{}, func(obj runtime.Object) error {
 		f := *obj.(*samplesv1alpha1.Foo) // a copy, so that the page can go
@@ -87,7 +87,7 @@ func (l *Lister) KeysNeedingWork(ctx context.Context) ([]types.NamespacedName, e
 	if err != nil {
 		return nil, err
 	}
-	err = pager.New(func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
+	err = pages(func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
 		return l.kube.AppsV1().Deployments(metav1.NamespaceAll).List(ctx, opts)
 	}).EachListItem(ctx, metav1.ListOptions{LabelSelector: labels.NewSelector().Add(*owned).String()}, func(obj runtime.Object) error {
 		d := obj.(*appsv1.Deployment)
@@ -110,6 +110,15 @@ func (l *Lister) KeysNeedingWork(ctx context.Context) ([]types.NamespacedName, e
 		}
 	}
 	return keys, nil
+}
+
+// pages returns a pager of 500 objects a page that fetches the next page
+// while the current one is read, and no further: a resync holds two pages at
+// most (client-go's default buffers ten).
+func pages(list pager.ListPageFunc) *pager.ListPager {
+	p := pager.New(list)
+	p.PageBufferSize = 0
+	return p
 }
 
 // Claimants returns the Foos of ns that ask for the Deployment name, now
