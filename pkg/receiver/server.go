@@ -110,6 +110,9 @@ type Server struct {
 	decoder *Decoder
 	foos    foolisters.FooLister
 	ready   atomic.Bool
+
+	// enqueued, if set, is called once an event's keys are enqueued (tests).
+	enqueued func()
 }
 
 // New returns a Server. impl must reconcile through tracker; foos lists every
@@ -287,6 +290,9 @@ func (s *Server) serveEvent(w http.ResponseWriter, r *http.Request) {
 	watch := s.tracker.Watch(keys)
 	defer watch.Stop()
 	enqueue()
+	if s.enqueued != nil {
+		s.enqueued()
+	}
 	waitCtx, cancel := context.WithTimeout(ctx, s.opts.AckDeadline)
 	defer cancel()
 	switch err := watch.Wait(waitCtx); {

@@ -112,6 +112,8 @@ type testServer struct {
 	done    chan error
 	rec     *fakeReconciler
 	tracker *Tracker
+	// enqueues counts the events whose keys were enqueued.
+	enqueues atomic.Int32
 }
 
 // startServer runs a Server on a loopback port around rec, with the given
@@ -128,6 +130,7 @@ func startServer(t *testing.T, rec *fakeReconciler, opts Options, foos ...runtim
 	srv := New(impl, tracker, d, uncached.NewFooLister(ctx, foofake.NewSimpleClientset(foos...)), opts)
 	addr := make(chan net.Addr, 1)
 	ts := &testServer{stop: cancel, done: make(chan error, 1), rec: rec, tracker: tracker}
+	srv.enqueued = func() { ts.enqueues.Add(1) }
 	go func() { ts.done <- srv.Run(ctx, func(a net.Addr) { addr <- a }) }()
 	select {
 	case a := <-addr:
@@ -437,9 +440,15 @@ func TestEventsForOneKeyShareAReconcile(t *testing.T) {
 	for range later {
 		go func() { answers <- send(t, ts.url, fooResourceEvent("update", "ns", "a"), false) }()
 	}
+	// Release the first reconcile only once every later event has enqueued
+	// its key (after starting to watch it): an enqueue that landed after the
+	// second reconcile began would ask for a third.
 	if err := wait.PollUntilContextTimeout(context.Background(), 5*time.Millisecond, 5*time.Second, true,
-		func(context.Context) (bool, error) { return ts.watching("ns/a") == later+1, nil }); err != nil {
-		t.Fatalf("the later events never waited: %v", err)
+		func(context.Context) (bool, error) { return ts.enqueues.Load() == later+1, nil }); err != nil {
+		t.Fatalf("the later events never enqueued: %v", err)
+	}
+	if got := ts.watching("ns/a"); got != later+1 {
+		t.Fatalf("%d events watch ns/a, want %d", got, later+1)
 	}
 	close(release)
 	if r := <-first; r.code != http.StatusOK {
