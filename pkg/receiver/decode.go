@@ -25,6 +25,8 @@ import (
 
 	cloudevents "github.com/cloudevents/sdk-go/v2"
 	apierrs "k8s.io/apimachinery/pkg/api/errors"
+	apivalidation "k8s.io/apimachinery/pkg/api/validation"
+	"k8s.io/apimachinery/pkg/api/validation/path"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
@@ -143,6 +145,9 @@ func (d *Decoder) decodeResource(e *cloudevents.Event, verb string) (Target, err
 		}
 		return t, nil
 	case deploymentKind:
+		if err := validObject(gk.Kind, obj.Namespace, obj.Name); err != nil {
+			return Target{}, err
+		}
 		return d.controllerKey(obj.Namespace, obj.Name, obj.OwnerReferences)
 	default:
 		return Target{Ignored: fmt.Sprintf("kind %s is not handled", gk)}, nil
@@ -191,8 +196,8 @@ func (d *Decoder) decodeRef(ctx context.Context, e *cloudevents.Event) (Target, 
 	case d.Owner:
 		return d.ownerKey(ref.Namespace, ref.Name)
 	case deploymentKind:
-		if ref.Namespace == "" {
-			return Target{}, badEvent("event data has no namespace")
+		if err := validObject(gk.Kind, ref.Namespace, ref.Name); err != nil {
+			return Target{}, err
 		}
 		dep, err := d.Deployments.Deployments(ref.Namespace).Get(ref.Name)
 		if apierrs.IsNotFound(err) {
@@ -208,29 +213,61 @@ func (d *Decoder) decodeRef(ctx context.Context, e *cloudevents.Event) (Target, 
 }
 
 func (d *Decoder) ownerKey(ns, name string) (Target, error) {
-	if ns == "" {
-		return Target{}, badEvent("event data has no namespace")
+	if err := validObject(d.Owner.Kind, ns, name); err != nil {
+		return Target{}, err
 	}
 	return Target{Keys: []types.NamespacedName{{Namespace: ns, Name: name}}}, nil
 }
 
-// controllerKey maps a dependent object to its controlling owner, if that is
-// of the owner kind.
+// controllerKey maps a dependent object, whose namespace and name the caller
+// validated, to its controlling owner, if that is of the owner kind.
 func (d *Decoder) controllerKey(ns, name string, refs []metav1.OwnerReference) (Target, error) {
-	if ns == "" {
-		return Target{}, badEvent("event data has no namespace")
-	}
 	for _, ref := range refs {
 		if ref.Controller == nil || !*ref.Controller {
 			continue
 		}
 		gv, err := schema.ParseGroupVersion(ref.APIVersion)
-		if err == nil && gv.WithKind(ref.Kind).GroupKind() == d.Owner && ref.Name != "" {
+		if err == nil && gv.WithKind(ref.Kind).GroupKind() == d.Owner {
+			if errs := objectNameErrors(ref.Name); len(errs) > 0 {
+				return Target{}, badEvent("event names an invalid %s name %s in its owner reference: %s", d.Owner.Kind, quote(ref.Name), strings.Join(errs, "; "))
+			}
 			return Target{Keys: []types.NamespacedName{{Namespace: ns, Name: ref.Name}}}, nil
 		}
 		break // one controller at most
 	}
 	return Target{Ignored: fmt.Sprintf("%s/%s is not controlled by a %s", ns, name, d.Owner.Kind)}, nil
+}
+
+// validObject returns a BadEventError unless ns and name could name a
+// namespaced object of kind (a Foo or a Deployment) that the API server
+// accepts: a key it could never hold is a poison event, which delivering
+// again cannot fix.
+func validObject(kind, ns, name string) error {
+	if ns == "" {
+		return badEvent("event data has no namespace")
+	}
+	if errs := apivalidation.ValidateNamespaceName(ns, false); len(errs) > 0 {
+		return badEvent("event names an invalid namespace %s: %s", quote(ns), strings.Join(errs, "; "))
+	}
+	if errs := objectNameErrors(name); len(errs) > 0 {
+		return badEvent("event names an invalid %s name %s: %s", kind, quote(name), strings.Join(errs, "; "))
+	}
+	return nil
+}
+
+// objectNameErrors says why the API server would refuse name for a Foo or a
+// Deployment: a name must be a path segment and a DNS-1123 subdomain.
+func objectNameErrors(name string) []string {
+	return append(path.IsValidPathSegmentName(name), apivalidation.NameIsDNSSubdomain(name, false)...)
+}
+
+// quote quotes s for an answer, cut to its first 64 bytes.
+func quote(s string) string {
+	const keep = 64
+	if len(s) > keep {
+		return fmt.Sprintf("%q... (%d bytes)", s[:keep], len(s))
+	}
+	return fmt.Sprintf("%q", s)
 }
 
 // groupKind takes the object's apiVersion and kind from its data, else from

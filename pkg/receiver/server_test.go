@@ -614,3 +614,41 @@ func TestAckOnEnqueueAnswersBeforeTheReconcile(t *testing.T) {
 	}
 	close(release)
 }
+
+// TestPoisonEventsAreBadRequests: an event naming a namespace or name the API
+// server refuses is answered 400 with its reason, and never reaches the
+// workqueue (where the real reconciler would fail on it, and the sender, told
+// 503, would deliver it again until it gave up).
+func TestPoisonEventsAreBadRequests(t *testing.T) {
+	for name, tc := range map[string]struct {
+		event cloudevents.Event
+		want  string
+	}{
+		"foo in namespace a%b":        {fooResourceEvent("add", "a%b", "a"), `event names an invalid namespace "a%b": `},
+		"foo named ..":                {refEvent("update", fooAPIVersion, "Foo", "foos", "ns", ".."), `event names an invalid Foo name "..": `},
+		"deployment named A":          {deploymentResourceEvent("delete", "ns", "A", "a"), `event names an invalid Deployment name "A": `},
+		"deployment owned by Foo a%b": {deploymentResourceEvent("update", "ns", "web", "a%b"), `event names an invalid Foo name "a%b" in its owner reference: `},
+	} {
+		for _, structured := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s structured=%v", name, structured), func(t *testing.T) {
+				rec := newFakeReconciler(nil)
+				ts := startServer(t, rec, Options{})
+				got := send(t, ts.url, tc.event, structured)
+				if got.code != http.StatusBadRequest || !strings.Contains(got.body, tc.want) {
+					t.Errorf("answer = %d %q, want 400 containing %q", got.code, got.body, tc.want)
+				}
+				if strings.Count(strings.TrimSpace(got.body), "\n") > 0 {
+					t.Errorf("answer body %q is more than one line", got.body)
+				}
+				if n := ts.enqueues.Load(); n != 0 {
+					t.Errorf("%d events reached the workqueue", n)
+				}
+				rec.mu.Lock()
+				defer rec.mu.Unlock()
+				if len(rec.calls) != 0 {
+					t.Errorf("reconciled %v", rec.calls)
+				}
+			})
+		}
+	}
+}
