@@ -21,6 +21,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"mime"
 	"strings"
 
 	cloudevents "github.com/cloudevents/sdk-go/v2"
@@ -293,11 +294,19 @@ func unmarshalData(e *cloudevents.Event, v any) error {
 	if len(data) == 0 {
 		return badEvent("event %s has no data", e.Type())
 	}
-	if ct := e.DataContentType(); ct != "" && !strings.HasPrefix(ct, cloudevents.ApplicationJSON) && !strings.HasSuffix(strings.SplitN(ct, ";", 2)[0], "+json") {
-		return badEvent("event data is %q, want application/json", ct)
+	if ct := e.DataContentType(); ct != "" && !isJSONMediaType(ct) {
+		return badEvent("event data is %s, want application/json", quote(ct))
 	}
 	if err := json.Unmarshal(data, v); err != nil {
 		return badEvent("event data is not the JSON expected for %s: %v", e.Type(), err)
 	}
 	return nil
+}
+
+// isJSONMediaType tells whether the media type ct is application/json or a
+// JSON-based one (a +json suffix), in any case: media types are
+// case-insensitive (RFC 9110), and ParseMediaType lowers them.
+func isJSONMediaType(ct string) bool {
+	mt, _, err := mime.ParseMediaType(ct)
+	return err == nil && (mt == cloudevents.ApplicationJSON || strings.HasSuffix(mt, "+json"))
 }

@@ -652,3 +652,52 @@ func TestPoisonEventsAreBadRequests(t *testing.T) {
 		}
 	}
 }
+
+// TestMediaTypesAreCaseInsensitive: media types, and their parameters'
+// names, are case-insensitive (RFC 9110), in binary mode's Content-Type (the
+// data's) as in structured mode's (the envelope's, which sdk-go's
+// format.Lookup lowers).
+func TestMediaTypesAreCaseInsensitive(t *testing.T) {
+	event := fooResourceEvent("add", "ns", "a")
+	binary := http.Header{}
+	for k, v := range map[string]string{"Ce-Specversion": "1.0", "Ce-Type": event.Type(), "Ce-Source": event.Source(),
+		"Ce-Id": event.ID(), "Ce-Kind": "Foo", "Ce-Apiversion": fooAPIVersion} {
+		binary.Set(k, v)
+	}
+	structured, _ := event.MarshalJSON()
+	tests := []struct {
+		name        string
+		contentType string
+		body        []byte
+		want        int
+	}{
+		{"binary APPLICATION/JSON", "APPLICATION/JSON", event.Data(), http.StatusOK},
+		{"binary Application/Json; charset=utf-8", "Application/Json; charset=utf-8", event.Data(), http.StatusOK},
+		{"binary application/json; CHARSET=UTF-8", "application/json; CHARSET=UTF-8", event.Data(), http.StatusOK},
+		{"binary application/vnd.foo+JSON", "application/vnd.foo+JSON", event.Data(), http.StatusOK},
+		{"structured APPLICATION/CLOUDEVENTS+JSON", "APPLICATION/CLOUDEVENTS+JSON", structured, http.StatusOK},
+		{"structured Application/CloudEvents+Json; charset=UTF-8", "Application/CloudEvents+Json; charset=UTF-8", structured, http.StatusOK},
+		// Still refused: not JSON, or not a media type.
+		{"binary TEXT/PLAIN", "TEXT/PLAIN", event.Data(), http.StatusBadRequest},
+		{"binary application/jsonx", "application/jsonx", event.Data(), http.StatusBadRequest},
+		{"binary not a media type", "json", event.Data(), http.StatusBadRequest},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			rec := newFakeReconciler(nil)
+			ts := startServer(t, rec, Options{})
+			h := http.Header{}
+			if strings.HasPrefix(tc.name, "binary") {
+				h = binary.Clone()
+			}
+			h.Set("Content-Type", tc.contentType)
+			got := post(t, ts.url, h, bytes.NewReader(tc.body))
+			if got.code != tc.want {
+				t.Errorf("answer = %d %q, want %d", got.code, got.body, tc.want)
+			}
+			if wantCalls := map[bool]int{true: 1}[tc.want == http.StatusOK]; rec.callsOf("ns/a") != wantCalls {
+				t.Errorf("reconciles of ns/a = %d, want %d", rec.callsOf("ns/a"), wantCalls)
+			}
+		})
+	}
+}
