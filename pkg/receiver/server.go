@@ -28,8 +28,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/cloudevents/sdk-go/v2/binding"
-	cehttp "github.com/cloudevents/sdk-go/v2/protocol/http"
 	"go.uber.org/zap"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
@@ -56,8 +54,9 @@ type Options struct {
 	Port    int
 	// MaxBodyBytes caps an event's body; a bigger one is answered 413.
 	MaxBodyBytes int64
-	// AckDeadline bounds how long an event waits for its reconciles before it
-	// is answered 503. Keep it below the Knative Service's timeoutSeconds.
+	// AckDeadline bounds how long an event may take, from the arrival of its
+	// headers: its body's arrival and its reconciles. Past it, the event is
+	// answered 503. Keep it below the Knative Service's timeoutSeconds.
 	AckDeadline time.Duration
 	// Workers is how many keys are reconciled at once.
 	Workers int
@@ -204,60 +203,16 @@ func (s *Server) Run(ctx context.Context, ready func(net.Addr)) error {
 
 // serveEvent answers one CloudEvent. See the package documentation.
 func (s *Server) serveEvent(w http.ResponseWriter, r *http.Request) {
+	deadline := time.Now().Add(s.opts.AckDeadline)
 	ctx := r.Context()
-	logger := logging.FromContext(ctx)
 	if r.Method != http.MethodPost {
 		w.Header().Set("Allow", http.MethodPost)
 		reply(w, http.StatusMethodNotAllowed, "CloudEvents are POSTed")
 		return
 	}
-	if r.ContentLength > s.opts.MaxBodyBytes {
-		reply(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("body of %d bytes is over the limit of %d", r.ContentLength, s.opts.MaxBodyBytes))
-		return
-	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.opts.MaxBodyBytes))
+	target, logger, err := s.intake(w, r, deadline)
 	if err != nil {
-		var tooBig *http.MaxBytesError
-		if errors.As(err, &tooBig) {
-			reply(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("body is over the limit of %d bytes", s.opts.MaxBodyBytes))
-			return
-		}
-		reply(w, http.StatusBadRequest, "failed to read body: "+err.Error())
-		return
-	}
-	r.Body = io.NopCloser(bytes.NewReader(body))
-
-	msg := cehttp.NewMessageFromHttpRequest(r)
-	defer msg.Finish(nil)
-	switch enc := msg.ReadEncoding(); enc {
-	case binding.EncodingBinary, binding.EncodingStructured:
-	case binding.EncodingBatch:
-		reply(w, http.StatusBadRequest, "batched CloudEvents are not supported")
-		return
-	default:
-		reply(w, http.StatusBadRequest, "not a CloudEvent: no ce-specversion header and not application/cloudevents+json")
-		return
-	}
-	event, err := binding.ToEvent(ctx, msg)
-	if err != nil {
-		reply(w, http.StatusBadRequest, "malformed CloudEvent: "+err.Error())
-		return
-	}
-	if err := event.Validate(); err != nil {
-		reply(w, http.StatusBadRequest, "invalid CloudEvent: "+oneLine(err.Error()))
-		return
-	}
-	logger = logger.With(zap.String("type", event.Type()), zap.String("id", event.ID()), zap.String("subject", event.Subject()))
-
-	target, err := s.decoder.Decode(ctx, event)
-	switch {
-	case IsBadEvent(err):
-		reply(w, http.StatusBadRequest, err.Error())
-		return
-	case err != nil:
-		logger.Warnw("Failed to map event", zap.Error(err))
-		reply(w, http.StatusServiceUnavailable, err.Error())
-		return
+		return // answered
 	}
 	if target.Ignored != "" {
 		logger.Debugw("Ignored event", zap.String("reason", target.Ignored))
@@ -293,7 +248,7 @@ func (s *Server) serveEvent(w http.ResponseWriter, r *http.Request) {
 	if s.enqueued != nil {
 		s.enqueued()
 	}
-	waitCtx, cancel := context.WithTimeout(ctx, s.opts.AckDeadline)
+	waitCtx, cancel := context.WithDeadline(ctx, deadline)
 	defer cancel()
 	switch err := watch.Wait(waitCtx); {
 	case err == nil:
