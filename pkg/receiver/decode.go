@@ -101,6 +101,19 @@ type ownerState struct {
 	} `json:"status"`
 }
 
+// eventObject is what the keys are read from in a Resource-mode event's
+// object. Nothing else of it is decoded: a big object's managedFields,
+// annotations and spec are skipped, not copied.
+type eventObject struct {
+	APIVersion string `json:"apiVersion"`
+	Kind       string `json:"kind"`
+	Metadata   struct {
+		Name            string                  `json:"name"`
+		Namespace       string                  `json:"namespace"`
+		OwnerReferences []metav1.OwnerReference `json:"ownerReferences"`
+	} `json:"metadata"`
+}
+
 var deploymentKind = schema.GroupKind{Group: "apps", Kind: "Deployment"}
 
 // Decode returns what the event asks for. Errors are BadEventErrors when the
@@ -122,7 +135,7 @@ func (d *Decoder) Decode(ctx context.Context, e *cloudevents.Event) (Target, err
 // decodeResource reads the object a Resource-mode event carries. The owner
 // of a Deployment is read from the object itself, which works on delete too.
 func (d *Decoder) decodeResource(e *cloudevents.Event, verb string) (Target, error) {
-	var obj metav1.PartialObjectMetadata
+	var obj eventObject
 	if err := unmarshalData(e, &obj); err != nil {
 		return Target{}, err
 	}
@@ -130,12 +143,13 @@ func (d *Decoder) decodeResource(e *cloudevents.Event, verb string) (Target, err
 	if err != nil {
 		return Target{}, err
 	}
-	if obj.Name == "" {
+	meta := obj.Metadata
+	if meta.Name == "" {
 		return Target{}, badEvent("event data has no metadata.name")
 	}
 	switch gk {
 	case d.Owner:
-		t, err := d.ownerKey(obj.Namespace, obj.Name)
+		t, err := d.ownerKey(meta.Namespace, meta.Name)
 		if err != nil {
 			return t, err
 		}
@@ -146,10 +160,10 @@ func (d *Decoder) decodeResource(e *cloudevents.Event, verb string) (Target, err
 		}
 		return t, nil
 	case deploymentKind:
-		if err := validObject(gk.Kind, obj.Namespace, obj.Name); err != nil {
+		if err := validObject(gk.Kind, meta.Namespace, meta.Name); err != nil {
 			return Target{}, err
 		}
-		return d.controllerKey(obj.Namespace, obj.Name, obj.OwnerReferences)
+		return d.controllerKey(meta.Namespace, meta.Name, meta.OwnerReferences)
 	default:
 		return Target{Ignored: fmt.Sprintf("kind %s is not handled", gk)}, nil
 	}

@@ -17,7 +17,6 @@ limitations under the License.
 package receiver
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -28,14 +27,23 @@ import (
 
 	cloudevents "github.com/cloudevents/sdk-go/v2"
 	"github.com/cloudevents/sdk-go/v2/binding"
+	"github.com/cloudevents/sdk-go/v2/binding/format"
 	cehttp "github.com/cloudevents/sdk-go/v2/protocol/http"
 	"go.uber.org/zap"
+	"golang.org/x/sync/semaphore"
 	"knative.dev/pkg/logging"
 )
 
-// An event's deadline is AckDeadline after its headers arrived: a body that
-// has not arrived by then, like reconciles that have not finished, is
-// answered 503, which every sender delivers again.
+// What an event holds while it is read and decoded, and how long it may
+// take, from its arrival:
+//
+//   - event bodies hold at most MaxInflightBytes at once: an event waits for
+//     room for its body (its Content-Length, or MaxBodyBytes when it is sent
+//     chunked) until its deadline, then is answered 503; the room is given
+//     back once the event is decoded, before it waits for its reconciles;
+//   - its deadline is AckDeadline after its headers arrived: a body that has
+//     not arrived by then, like reconciles that have not finished, is
+//     answered 503, which every sender delivers again.
 
 // writeGrace is how long after its deadline an event's answer may still be
 // written.
@@ -52,9 +60,9 @@ type intakeStatusError struct {
 
 func (e *intakeStatusError) Error() string { return e.msg }
 
-// intake reads and decodes the request's event by deadline, and returns
-// what it asks for and a logger that names it. When it cannot, it answers
-// the request itself and returns why.
+// intake reads and decodes the request's event by deadline, within the body
+// budget, and returns what it asks for and a logger that names it. When it
+// cannot, it answers the request itself and returns why.
 func (s *Server) intake(w http.ResponseWriter, r *http.Request, deadline time.Time) (Target, *zap.SugaredLogger, error) {
 	ctx := r.Context()
 	logger := logging.FromContext(ctx)
@@ -86,7 +94,8 @@ func (s *Server) intake(w http.ResponseWriter, r *http.Request, deadline time.Ti
 	return Target{}, nil, err
 }
 
-// readAndDecode reads and decodes the event.
+// readAndDecode holds the event's body only while it decodes it: the event
+// itself is garbage once this returns.
 func (s *Server) readAndDecode(ctx context.Context, w http.ResponseWriter, r *http.Request, rc *http.ResponseController, deadline time.Time) (Target, eventNames, error) {
 	body, release, err := s.readBody(ctx, w, r, rc, deadline)
 	if err != nil {
@@ -102,53 +111,105 @@ func (s *Server) readAndDecode(ctx context.Context, w http.ResponseWriter, r *ht
 	return target, names, err
 }
 
-// readBody reads the whole body by deadline. release is for the caller to
-// call once done with the body.
-func (s *Server) readBody(_ context.Context, w http.ResponseWriter, r *http.Request, rc *http.ResponseController, deadline time.Time) (_ []byte, release func(), _ error) {
+// readBody reads the whole body into a buffer of its size, once the budget
+// has room for it, by deadline. release gives the room back.
+func (s *Server) readBody(ctx context.Context, w http.ResponseWriter, r *http.Request, rc *http.ResponseController, deadline time.Time) (_ []byte, release func(), _ error) {
 	limit := s.opts.MaxBodyBytes
-	if r.ContentLength > limit {
+	n := r.ContentLength
+	if n > limit {
 		return nil, nil, &intakeStatusError{code: http.StatusRequestEntityTooLarge, close: true,
-			msg: fmt.Sprintf("body of %d bytes is over the limit of %d", r.ContentLength, limit)}
+			msg: fmt.Sprintf("body of %d bytes is over the limit of %d", n, limit)}
 	}
+	held := n
+	if n < 0 { // chunked: its size is known once read
+		held = limit
+	}
+	budget := s.bodyBudget()
+	waitCtx, cancel := context.WithDeadline(ctx, deadline)
+	defer cancel()
+	if err := budget.Acquire(waitCtx, held); err != nil {
+		return nil, nil, &intakeStatusError{code: http.StatusServiceUnavailable, close: true,
+			msg: fmt.Sprintf("no room for a body of %d bytes within %v: %d bytes of event bodies are in flight at most", held, s.opts.AckDeadline, s.opts.MaxInflightBytes)}
+	}
+	release = func() { budget.Release(held) }
+
 	// The body must arrive by the deadline. (Not supported by some
 	// ResponseWriters: then the server's ReadTimeout applies.)
 	_ = rc.SetReadDeadline(deadline)
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
+	var body []byte
+	var err error
+	if n >= 0 {
+		body = make([]byte, n)
+		_, err = io.ReadFull(r.Body, body)
+	} else {
+		body, err = io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
+	}
 	if err == nil {
-		// No deadline while the event waits for its reconciles: the server
-		// reads on, to learn whether the sender hangs up.
+		// No deadline while the event waits for its reconciles: once the
+		// body has hit its end, the server reads on to learn whether the
+		// sender hangs up. A sized read stops short of the end: hit it.
 		_ = rc.SetReadDeadline(time.Time{})
+		var end [1]byte
+		_, _ = r.Body.Read(end[:])
 	}
 	var tooBig *http.MaxBytesError
 	switch {
 	case err == nil:
-		return body, func() {}, nil
 	case errors.As(err, &tooBig):
-		return nil, nil, &intakeStatusError{code: http.StatusRequestEntityTooLarge, close: true,
+		err = &intakeStatusError{code: http.StatusRequestEntityTooLarge, close: true,
 			msg: fmt.Sprintf("body is over the limit of %d bytes", limit)}
 	case errors.Is(err, os.ErrDeadlineExceeded):
-		return nil, nil, &intakeStatusError{code: http.StatusServiceUnavailable, close: true,
+		err = &intakeStatusError{code: http.StatusServiceUnavailable, close: true,
 			msg: fmt.Sprintf("body not received within %v", s.opts.AckDeadline)}
 	default:
-		return nil, nil, &intakeStatusError{code: http.StatusBadRequest, close: true, msg: "failed to read body: " + err.Error()}
+		err = &intakeStatusError{code: http.StatusBadRequest, close: true, msg: "failed to read body: " + err.Error()}
 	}
+	if err != nil {
+		release()
+		return nil, nil, err
+	}
+	if n < 0 {
+		// Give back what the chunked body did not take.
+		budget.Release(held - int64(len(body)))
+		held = int64(len(body))
+	}
+	return body, release, nil
+}
+
+// bodyBudget is the weighted semaphore of MaxInflightBytes.
+func (s *Server) bodyBudget() *semaphore.Weighted {
+	s.budgetOnce.Do(func() { s.budget = semaphore.NewWeighted(s.opts.MaxInflightBytes) })
+	return s.budget
 }
 
 // parseEvent reads a CloudEvent from the request's header and body, in
-// binary or structured mode. Errors are 400s.
+// binary or structured mode, without copying the body: in binary mode the
+// body becomes the event's data. Errors are 400s.
 func parseEvent(ctx context.Context, header http.Header, body []byte) (*cloudevents.Event, error) {
-	msg := cehttp.NewMessage(header, io.NopCloser(bytes.NewReader(body)))
-	defer msg.Finish(nil)
+	msg := cehttp.NewMessage(header, nil)
+	var event *cloudevents.Event
 	switch enc := msg.ReadEncoding(); enc {
-	case binding.EncodingBinary, binding.EncodingStructured:
+	case binding.EncodingBinary:
+		// The attributes from the header; the data is the body.
+		e, err := binding.ToEvent(ctx, msg)
+		if err != nil {
+			return nil, badEvent("malformed CloudEvent: %v", err)
+		}
+		if len(body) > 0 {
+			e.DataEncoded = body
+		}
+		event = e
+	case binding.EncodingStructured:
+		// What binding.ToEvent does with the body, less a copy of it.
+		e := cloudevents.NewEvent()
+		if err := format.Lookup(header.Get(cehttp.ContentType)).Unmarshal(body, &e); err != nil {
+			return nil, badEvent("malformed CloudEvent: %v", err)
+		}
+		event = &e
 	case binding.EncodingBatch:
 		return nil, badEvent("batched CloudEvents are not supported")
 	default:
 		return nil, badEvent("not a CloudEvent: no ce-specversion header and not application/cloudevents+json")
-	}
-	event, err := binding.ToEvent(ctx, msg)
-	if err != nil {
-		return nil, badEvent("malformed CloudEvent: %v", err)
 	}
 	if err := event.Validate(); err != nil {
 		return nil, badEvent("invalid CloudEvent: %s", oneLine(err.Error()))

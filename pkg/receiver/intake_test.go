@@ -29,6 +29,7 @@ import (
 	"time"
 
 	cloudevents "github.com/cloudevents/sdk-go/v2"
+	"k8s.io/apimachinery/pkg/util/wait"
 )
 
 // structured returns e in structured mode: its header and body.
@@ -39,6 +40,32 @@ func structured(t *testing.T, e cloudevents.Event) (http.Header, []byte) {
 		t.Fatal(err)
 	}
 	return http.Header{"Content-Type": {"application/cloudevents+json"}}, body
+}
+
+// paddedFooEvent is a Foo event whose structured body is about size bytes.
+func paddedFooEvent(t *testing.T, ns, name string, size int) (http.Header, []byte) {
+	t.Helper()
+	e := fooResourceEvent("update", ns, name)
+	var obj map[string]any
+	if err := e.DataAs(&obj); err != nil {
+		t.Fatal(err)
+	}
+	pad := func(n int) []byte {
+		obj["metadata"].(map[string]any)["annotations"] = map[string]any{"pad": strings.Repeat("x", n)}
+		if err := e.SetData(cloudevents.ApplicationJSON, obj); err != nil {
+			t.Fatal(err)
+		}
+		_, body := structured(t, e)
+		return body
+	}
+	n := size - len(pad(0))
+	if n < 0 {
+		t.Fatalf("an event of %d bytes is too small", size)
+	}
+	if body := pad(n); len(body) != size {
+		t.Fatalf("padded event is %d bytes, want %d", len(body), size)
+	}
+	return structured(t, e)
 }
 
 // drip POSTs body on a connection of its own, declaring its whole length but
@@ -118,4 +145,105 @@ func TestSlowSenderIsAnswered(t *testing.T) {
 			t.Errorf("answer = %d %q, want 503: not reconciled", got.code, got.body)
 		}
 	})
+}
+
+// TestBodiesAreHeldWithinTheBudget: bodies wait for room in
+// MaxInflightBytes, until their deadline; a body bigger than the budget is
+// 413; a body is let go once its event is decoded, before its reconciles.
+func TestBodiesAreHeldWithinTheBudget(t *testing.T) {
+	const budget = 64 << 10
+	t.Run("a body over the budget is too large", func(t *testing.T) {
+		ts := startServer(t, newFakeReconciler(nil), Options{MaxInflightBytes: budget})
+		h, body := paddedFooEvent(t, "ns", "a", budget+1)
+		if got := post(t, ts.url, h, bytes.NewReader(body)); got.code != http.StatusRequestEntityTooLarge {
+			t.Errorf("answer = %d %q, want 413", got.code, got.body)
+		}
+	})
+	t.Run("a body waits for room until its deadline", func(t *testing.T) {
+		rec := newFakeReconciler(nil)
+		ts := startServer(t, rec, Options{MaxInflightBytes: budget, AckDeadline: 300 * time.Millisecond})
+		// Bodies in flight hold 48 KiB...
+		room := ts.srv.bodyBudget()
+		if !room.TryAcquire(48 << 10) {
+			t.Fatal("the budget is in use")
+		}
+		// ...so a 32 KiB one finds no room until its deadline.
+		h, body := paddedFooEvent(t, "ns", "a", 32<<10)
+		got := post(t, ts.url, h, bytes.NewReader(body))
+		if got.code != http.StatusServiceUnavailable || !strings.Contains(got.body, "no room for a body of 32768 bytes within 300ms") {
+			t.Errorf("answer = %d %q, want 503: no room", got.code, got.body)
+		}
+		if n := rec.callsOf("ns/a"); n != 0 {
+			t.Errorf("%d reconciles of an event that found no room", n)
+		}
+		// With room, it passes, and gives the room back.
+		room.Release(48 << 10)
+		if got := post(t, ts.url, h, bytes.NewReader(body)); got.code != http.StatusOK {
+			t.Errorf("answer with room = %d %q, want 200", got.code, got.body)
+		}
+		if ts.budgetInUse() {
+			t.Error("the body budget is still in use")
+		}
+	})
+	t.Run("a body holds its room while it arrives", func(t *testing.T) {
+		ts := startServer(t, newFakeReconciler(nil), Options{MaxInflightBytes: budget, AckDeadline: 500 * time.Millisecond})
+		h, body := paddedFooEvent(t, "ns", "slow", 48<<10)
+		answer := make(chan response, 1)
+		go func() { answer <- drip(t, ts.url, h, body, 1000, 50*time.Millisecond) }()
+		if err := wait.PollUntilContextTimeout(context.Background(), time.Millisecond, 5*time.Second, true,
+			func(context.Context) (bool, error) { return ts.budgetInUse(), nil }); err != nil {
+			t.Error("the arriving body never held room")
+		}
+		if got := <-answer; got.code != http.StatusServiceUnavailable {
+			t.Errorf("answer = %d %q, want 503", got.code, got.body)
+		}
+		if ts.budgetInUse() {
+			t.Error("the body budget is still in use after the answer")
+		}
+	})
+	t.Run("a body is let go before its reconciles", func(t *testing.T) {
+		release := make(chan struct{})
+		rec := newFakeReconciler(func(_ context.Context, key string) error {
+			if key == "ns/a" {
+				<-release
+			}
+			return nil
+		})
+		ts := startServer(t, rec, Options{MaxInflightBytes: budget})
+		h, body := paddedFooEvent(t, "ns", "a", 48<<10)
+		first := make(chan response, 1)
+		go func() { first <- post(t, ts.url, h, bytes.NewReader(body)) }()
+		<-rec.started // ns/a is decoded; its reconcile blocks
+		h, body = paddedFooEvent(t, "ns", "b", 48<<10)
+		if got := post(t, ts.url, h, bytes.NewReader(body)); got.code != http.StatusOK {
+			t.Errorf("second answer = %d %q, want 200 while the first waits for its reconcile", got.code, got.body)
+		}
+		close(release)
+		if got := <-first; got.code != http.StatusOK {
+			t.Errorf("first answer = %d %q", got.code, got.body)
+		}
+	})
+	t.Run("a chunked body holds the largest size until read", func(t *testing.T) {
+		ts := startServer(t, newFakeReconciler(nil), Options{MaxInflightBytes: budget, MaxBodyBytes: budget})
+		h, body := structured(t, fooResourceEvent("update", "ns", "a"))
+		for i := range 3 {
+			// A reader of unknown length makes the client send it chunked.
+			if got := post(t, ts.url, h, io.MultiReader(bytes.NewReader(body))); got.code != http.StatusOK {
+				t.Errorf("answer %d = %d %q, want 200", i, got.code, got.body)
+			}
+		}
+		if ts.budgetInUse() {
+			t.Error("the body budget is still in use")
+		}
+	})
+}
+
+// budgetInUse tells whether any of the body budget is held.
+func (ts *testServer) budgetInUse() bool {
+	b, size := ts.srv.bodyBudget(), ts.srv.opts.MaxInflightBytes
+	if b.TryAcquire(size) {
+		b.Release(size)
+		return false
+	}
+	return true
 }

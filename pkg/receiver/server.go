@@ -25,10 +25,12 @@ import (
 	"net"
 	"net/http"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"time"
 
 	"go.uber.org/zap"
+	"golang.org/x/sync/semaphore"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
@@ -45,6 +47,9 @@ const (
 	DefaultAckDeadline  = 30 * time.Second
 	DefaultMaxFailures  = 5
 	DefaultWorkers      = 4
+	// DefaultMaxInflightBytes keeps the process well within the Knative
+	// Service's 128Mi memory limit (see the README's Performance).
+	DefaultMaxInflightBytes = 8 << 20
 )
 
 // Options configure a Server. Zero values take the defaults above.
@@ -52,11 +57,17 @@ type Options struct {
 	// Address to listen on; ":<Port>" when empty.
 	Address string
 	Port    int
-	// MaxBodyBytes caps an event's body; a bigger one is answered 413.
+	// MaxBodyBytes caps an event's body; a bigger one is answered 413. At
+	// most MaxInflightBytes.
 	MaxBodyBytes int64
+	// MaxInflightBytes caps the bytes of event bodies held at once; an event
+	// waits for room for its body until its deadline, then is answered 503.
+	// A body is held only until its event is decoded.
+	MaxInflightBytes int64
 	// AckDeadline bounds how long an event may take, from the arrival of its
-	// headers: its body's arrival and its reconciles. Past it, the event is
-	// answered 503. Keep it below the Knative Service's timeoutSeconds.
+	// headers: its body's arrival, its turn for memory and its reconciles.
+	// Past it, the event is answered 503. Keep it below the Knative
+	// Service's timeoutSeconds.
 	AckDeadline time.Duration
 	// Workers is how many keys are reconciled at once.
 	Workers int
@@ -86,6 +97,10 @@ func (o Options) withDefaults() Options {
 	if o.MaxBodyBytes <= 0 {
 		o.MaxBodyBytes = DefaultMaxBodyBytes
 	}
+	if o.MaxInflightBytes <= 0 {
+		o.MaxInflightBytes = DefaultMaxInflightBytes
+	}
+	o.MaxBodyBytes = min(o.MaxBodyBytes, o.MaxInflightBytes)
 	if o.AckDeadline <= 0 {
 		o.AckDeadline = DefaultAckDeadline
 	}
@@ -112,6 +127,10 @@ type Server struct {
 
 	// enqueued, if set, is called once an event's keys are enqueued (tests).
 	enqueued func()
+
+	// What the events in flight hold; see intake.go.
+	budgetOnce sync.Once
+	budget     *semaphore.Weighted
 }
 
 // New returns a Server. impl must reconcile through tracker; foos lists every

@@ -112,6 +112,7 @@ type testServer struct {
 	done    chan error
 	rec     *fakeReconciler
 	tracker *Tracker
+	srv     *Server
 	// enqueues counts the events whose keys were enqueued.
 	enqueues atomic.Int32
 }
@@ -129,7 +130,7 @@ func startServer(t *testing.T, rec *fakeReconciler, opts Options, foos ...runtim
 	}
 	srv := New(impl, tracker, d, uncached.NewFooLister(ctx, foofake.NewSimpleClientset(foos...)), opts)
 	addr := make(chan net.Addr, 1)
-	ts := &testServer{stop: cancel, done: make(chan error, 1), rec: rec, tracker: tracker}
+	ts := &testServer{stop: cancel, done: make(chan error, 1), rec: rec, tracker: tracker, srv: srv}
 	srv.enqueued = func() { ts.enqueues.Add(1) }
 	go func() { ts.done <- srv.Run(ctx, func(a net.Addr) { addr <- a }) }()
 	select {
