@@ -37,6 +37,8 @@ import (
 // What an event holds while it is read and decoded, and how long it may
 // take, from its arrival:
 //
+//   - at most MaxInflightEvents events are handled at once; one more is
+//     answered 503 at once, before its body is read;
 //   - event bodies hold at most MaxInflightBytes at once: an event waits for
 //     room for its body (its Content-Length, or MaxBodyBytes when it is sent
 //     chunked) until its deadline, then is answered 503; the room is given
@@ -59,6 +61,18 @@ type intakeStatusError struct {
 }
 
 func (e *intakeStatusError) Error() string { return e.msg }
+
+// admit counts an event in flight, or answers 503 when MaxInflightEvents are
+// already. Call release when the event is answered.
+func (s *Server) admit(w http.ResponseWriter) (release func(), ok bool) {
+	if s.inflightEvents.Add(1) > int64(s.opts.MaxInflightEvents) {
+		s.inflightEvents.Add(-1)
+		w.Header().Set("Retry-After", "1")
+		reply(w, http.StatusServiceUnavailable, fmt.Sprintf("over %d events in flight", s.opts.MaxInflightEvents))
+		return nil, false
+	}
+	return func() { s.inflightEvents.Add(-1) }, true
+}
 
 // intake reads and decodes the request's event by deadline, within the body
 // budget, and returns what it asks for and a logger that names it. When it

@@ -238,6 +238,35 @@ func TestBodiesAreHeldWithinTheBudget(t *testing.T) {
 	})
 }
 
+// TestEventsInFlightAreCapped: over MaxInflightEvents, an event is answered
+// 503 at once.
+func TestEventsInFlightAreCapped(t *testing.T) {
+	release := make(chan struct{})
+	rec := newFakeReconciler(func(context.Context, string) error { <-release; return nil })
+	ts := startServer(t, rec, Options{MaxInflightEvents: 2})
+	answers := make(chan response, 2)
+	for _, name := range []string{"a", "b"} {
+		go func() { answers <- send(t, ts.url, fooResourceEvent("update", "ns", name), false) }()
+	}
+	if err := wait.PollUntilContextTimeout(context.Background(), time.Millisecond, 5*time.Second, true,
+		func(context.Context) (bool, error) { return ts.enqueues.Load() == 2, nil }); err != nil {
+		t.Fatal("the first two events were not taken in")
+	}
+	got := send(t, ts.url, fooResourceEvent("update", "ns", "c"), false)
+	if got.code != http.StatusServiceUnavailable || !strings.Contains(got.body, "over 2 events in flight") {
+		t.Errorf("third answer = %d %q, want 503: over 2 events in flight", got.code, got.body)
+	}
+	close(release)
+	for range 2 {
+		if got := <-answers; got.code != http.StatusOK {
+			t.Errorf("answer = %d %q, want 200", got.code, got.body)
+		}
+	}
+	if got := send(t, ts.url, fooResourceEvent("update", "ns", "c"), false); got.code != http.StatusOK {
+		t.Errorf("answer after = %d %q, want 200", got.code, got.body)
+	}
+}
+
 // budgetInUse tells whether any of the body budget is held.
 func (ts *testServer) budgetInUse() bool {
 	b, size := ts.srv.bodyBudget(), ts.srv.opts.MaxInflightBytes
@@ -246,4 +275,42 @@ func (ts *testServer) budgetInUse() bool {
 		return false
 	}
 	return true
+}
+
+// TestConnectionsAreCapped: over MaxConnections, a connection waits to be
+// accepted until one closes, so that a flood of connections costs the
+// process nothing.
+func TestConnectionsAreCapped(t *testing.T) {
+	ts := startServer(t, newFakeReconciler(nil), Options{MaxConnections: 2})
+	addr := strings.TrimPrefix(ts.url, "http://")
+	// Two keep-alive connections, accepted (each was answered once), now idle.
+	var idle []net.Conn
+	for range 2 {
+		c, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		if _, err := io.WriteString(c, "GET /healthz HTTP/1.1\r\nHost: receiver\r\n\r\n"); err != nil {
+			t.Fatal(err)
+		}
+		resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		idle = append(idle, c)
+	}
+	answer := make(chan response, 1)
+	go func() { answer <- send(t, ts.url, fooResourceEvent("update", "ns", "a"), false) }()
+	// A negative can only be watched for a while.
+	select {
+	case got := <-answer:
+		t.Fatalf("answered %d %q with two connections open", got.code, got.body)
+	case <-time.After(200 * time.Millisecond):
+	}
+	idle[0].Close()
+	if got := <-answer; got.code != http.StatusOK {
+		t.Errorf("answer once a connection closed = %d %q, want 200", got.code, got.body)
+	}
 }

@@ -30,6 +30,7 @@ import (
 	"time"
 
 	"go.uber.org/zap"
+	"golang.org/x/net/netutil"
 	"golang.org/x/sync/semaphore"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
@@ -47,9 +48,12 @@ const (
 	DefaultAckDeadline  = 30 * time.Second
 	DefaultMaxFailures  = 5
 	DefaultWorkers      = 4
-	// DefaultMaxInflightBytes keeps the process well within the Knative
+	// DefaultMaxInflightBytes, DefaultMaxInflightEvents and
+	// DefaultMaxConnections keep the process well within the Knative
 	// Service's 128Mi memory limit (see the README's Performance).
-	DefaultMaxInflightBytes = 8 << 20
+	DefaultMaxInflightBytes  = 8 << 20
+	DefaultMaxInflightEvents = 500
+	DefaultMaxConnections    = 1000
 )
 
 // Options configure a Server. Zero values take the defaults above.
@@ -64,6 +68,14 @@ type Options struct {
 	// waits for room for its body until its deadline, then is answered 503.
 	// A body is held only until its event is decoded.
 	MaxInflightBytes int64
+	// MaxInflightEvents caps the events handled at once; more are answered
+	// 503 at once.
+	MaxInflightEvents int
+	// MaxConnections caps the connections open at once, idle ones included;
+	// more wait in the kernel's queue to be accepted. Keep it above
+	// MaxInflightEvents and the sender's own limits (Knative's
+	// containerConcurrency), so that only a flood waits.
+	MaxConnections int
 	// AckDeadline bounds how long an event may take, from the arrival of its
 	// headers: its body's arrival, its turn for memory and its reconciles.
 	// Past it, the event is answered 503. Keep it below the Knative
@@ -101,6 +113,12 @@ func (o Options) withDefaults() Options {
 		o.MaxInflightBytes = DefaultMaxInflightBytes
 	}
 	o.MaxBodyBytes = min(o.MaxBodyBytes, o.MaxInflightBytes)
+	if o.MaxInflightEvents <= 0 {
+		o.MaxInflightEvents = DefaultMaxInflightEvents
+	}
+	if o.MaxConnections <= 0 {
+		o.MaxConnections = DefaultMaxConnections
+	}
 	if o.AckDeadline <= 0 {
 		o.AckDeadline = DefaultAckDeadline
 	}
@@ -129,8 +147,9 @@ type Server struct {
 	enqueued func()
 
 	// What the events in flight hold; see intake.go.
-	budgetOnce sync.Once
-	budget     *semaphore.Weighted
+	inflightEvents atomic.Int64
+	budgetOnce     sync.Once
+	budget         *semaphore.Weighted
 }
 
 // New returns a Server. impl must reconcile through tracker; foos lists every
@@ -166,6 +185,7 @@ func (s *Server) Run(ctx context.Context, ready func(net.Addr)) error {
 	if err != nil {
 		return fmt.Errorf("failed to listen on %s: %w", s.opts.Address, err)
 	}
+	ln = netutil.LimitListener(ln, s.opts.MaxConnections)
 
 	// The workers outlive ctx: they finish what in-flight events wait for.
 	implCtx, stopImpl := context.WithCancel(context.WithoutCancel(ctx))
@@ -229,6 +249,11 @@ func (s *Server) serveEvent(w http.ResponseWriter, r *http.Request) {
 		reply(w, http.StatusMethodNotAllowed, "CloudEvents are POSTed")
 		return
 	}
+	done, ok := s.admit(w)
+	if !ok {
+		return
+	}
+	defer done()
 	target, logger, err := s.intake(w, r, deadline)
 	if err != nil {
 		return // answered
