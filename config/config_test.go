@@ -29,6 +29,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -331,6 +332,22 @@ func TestReconcilerService(t *testing.T) {
 
 	help := binaryHelp(t, pkg)
 	for _, e := range c.Env {
+		if e.Name == "GOMEMLIMIT" {
+			// Read by the Go runtime, not by the binary: a limit it takes,
+			// below the container's, so that the garbage collector works
+			// harder before the kernel kills the pod.
+			limit, err := parseGoMemLimit(e.Value)
+			mem := c.Resources.Limits.Memory()
+			switch {
+			case err != nil:
+				t.Errorf("GOMEMLIMIT = %q: %v", e.Value, err)
+			case mem.IsZero():
+				t.Error("GOMEMLIMIT is set, but no memory limit")
+			case limit >= mem.Value():
+				t.Errorf("GOMEMLIMIT %s is not below the memory limit %s", e.Value, mem)
+			}
+			continue
+		}
 		if !strings.Contains(help, "(env "+e.Name+")") {
 			t.Errorf("env %s is not read by the binary (its -help names: %v)", e.Name, envNames(help))
 		}
@@ -352,6 +369,27 @@ func TestReconcilerService(t *testing.T) {
 			t.Errorf("%s probe path %q is not served", name, p.HTTPGet.Path)
 		}
 	}
+}
+
+// parseGoMemLimit parses GOMEMLIMIT as the Go runtime does (a number of
+// bytes, with an optional B, KiB, MiB, GiB or TiB), except "off".
+func parseGoMemLimit(v string) (int64, error) {
+	units := []struct {
+		suffix string
+		shift  uint
+	}{{"TiB", 40}, {"GiB", 30}, {"MiB", 20}, {"KiB", 10}, {"B", 0}}
+	shift := uint(0)
+	for _, u := range units {
+		if n, ok := strings.CutSuffix(v, u.suffix); ok {
+			v, shift = n, u.shift
+			break
+		}
+	}
+	n, err := strconv.ParseUint(v, 10, 63-int(shift))
+	if err != nil {
+		return 0, errors.New("want a number of bytes with an optional B, KiB, MiB, GiB or TiB")
+	}
+	return int64(n) << shift, nil
 }
 
 func envNames(help string) []string {

@@ -67,6 +67,11 @@ func main() {
 	flag.StringVar(&logLevel, "log-level", envString("LOG_LEVEL", "info"), "Log level: debug, info, warn or error (env LOG_LEVEL).")
 	flag.IntVar(&opts.Port, "port", envInt("PORT", receiver.DefaultPort), "Port to receive events and probes on (env PORT).")
 	flag.Int64Var(&opts.MaxBodyBytes, "max-body-bytes", receiver.DefaultMaxBodyBytes, "Largest event body accepted; bigger ones are answered 413.")
+	flag.Int64Var(&opts.MaxInflightBytes, "max-inflight-bytes", receiver.DefaultMaxInflightBytes,
+		"Bytes of event bodies held at once (it also caps max-body-bytes); an event waits for room until its deadline, then is answered 503.")
+	flag.IntVar(&opts.MaxInflightEvents, "max-inflight-events", receiver.DefaultMaxInflightEvents, "Events handled at once; more are answered 503 at once.")
+	flag.IntVar(&opts.MaxConnections, "max-connections", receiver.DefaultMaxConnections,
+		"Connections open at once, idle ones included; more wait to be accepted. Keep it above max-inflight-events and the Service's containerConcurrency.")
 	flag.DurationVar(&opts.AckDeadline, "ack-deadline", envDuration("ACK_DEADLINE", receiver.DefaultAckDeadline),
 		"How long an event waits for its reconciles before it is answered 503 (env ACK_DEADLINE). Keep it below the Service's timeoutSeconds.")
 	flag.IntVar(&opts.Workers, "workers", receiver.DefaultWorkers, "Keys reconciled at once.")

@@ -21,10 +21,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"mime"
 	"strings"
 
 	cloudevents "github.com/cloudevents/sdk-go/v2"
 	apierrs "k8s.io/apimachinery/pkg/api/errors"
+	apivalidation "k8s.io/apimachinery/pkg/api/validation"
+	"k8s.io/apimachinery/pkg/api/validation/path"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
@@ -109,6 +112,20 @@ type ownerState struct {
 	} `json:"status"`
 }
 
+// eventObject is what the keys are read from in a Resource-mode event's
+// object. Nothing else of it is decoded: a big object's managedFields,
+// annotations and spec are skipped, not copied.
+type eventObject struct {
+	APIVersion string `json:"apiVersion"`
+	Kind       string `json:"kind"`
+	Metadata   struct {
+		Name            string                  `json:"name"`
+		Namespace       string                  `json:"namespace"`
+		ResourceVersion string                  `json:"resourceVersion"`
+		OwnerReferences []metav1.OwnerReference `json:"ownerReferences"`
+	} `json:"metadata"`
+}
+
 var deploymentKind = schema.GroupKind{Group: "apps", Kind: "Deployment"}
 
 // Decode returns what the event asks for. Errors are BadEventErrors when the
@@ -130,7 +147,7 @@ func (d *Decoder) Decode(ctx context.Context, e *cloudevents.Event) (Target, err
 // decodeResource reads the object a Resource-mode event carries. The owner
 // of a Deployment is read from the object itself, which works on delete too.
 func (d *Decoder) decodeResource(ctx context.Context, e *cloudevents.Event, verb string) (Target, error) {
-	var obj metav1.PartialObjectMetadata
+	var obj eventObject
 	if err := unmarshalData(e, &obj); err != nil {
 		return Target{}, err
 	}
@@ -138,12 +155,13 @@ func (d *Decoder) decodeResource(ctx context.Context, e *cloudevents.Event, verb
 	if err != nil {
 		return Target{}, err
 	}
-	if obj.Name == "" {
+	meta := obj.Metadata
+	if meta.Name == "" {
 		return Target{}, badEvent("event data has no metadata.name")
 	}
 	switch gk {
 	case d.Owner:
-		t, err := d.ownerKey(obj.Namespace, obj.Name)
+		t, err := d.ownerKey(meta.Namespace, meta.Name)
 		if err != nil {
 			return t, err
 		}
@@ -154,17 +172,20 @@ func (d *Decoder) decodeResource(ctx context.Context, e *cloudevents.Event, verb
 		}
 		return t, nil
 	case deploymentKind:
-		t, err := d.controllerKey(obj.Namespace, obj.Name, obj.OwnerReferences)
+		if err := validObject(gk.Kind, meta.Namespace, meta.Name); err != nil {
+			return Target{}, err
+		}
+		t, err := d.controllerKey(meta.Namespace, meta.Name, meta.OwnerReferences)
 		if err != nil || len(t.Keys) == 0 {
 			return t, err
 		}
-		if verb != "delete" && d.OwnWrites.IsOwn(gk, obj.Namespace, obj.Name, obj.ResourceVersion) {
-			return Target{Ignored: fmt.Sprintf("resourceVersion %s of %s/%s is the reconciler's own write", obj.ResourceVersion, obj.Namespace, obj.Name)}, nil
+		if verb != "delete" && d.OwnWrites.IsOwn(gk, meta.Namespace, meta.Name, meta.ResourceVersion) {
+			return Target{Ignored: fmt.Sprintf("resourceVersion %s of %s/%s is the reconciler's own write", meta.ResourceVersion, meta.Namespace, meta.Name)}, nil
 		}
 		if verb != "delete" || d.Claimants == nil {
 			return t, nil
 		}
-		claimants, err := d.Claimants(ctx, obj.Namespace, obj.Name, t.Keys[0].Name)
+		claimants, err := d.Claimants(ctx, meta.Namespace, meta.Name, t.Keys[0].Name)
 		if err != nil {
 			return Target{}, err
 		}
@@ -217,8 +238,8 @@ func (d *Decoder) decodeRef(ctx context.Context, e *cloudevents.Event) (Target, 
 	case d.Owner:
 		return d.ownerKey(ref.Namespace, ref.Name)
 	case deploymentKind:
-		if ref.Namespace == "" {
-			return Target{}, badEvent("event data has no namespace")
+		if err := validObject(gk.Kind, ref.Namespace, ref.Name); err != nil {
+			return Target{}, err
 		}
 		dep, err := d.Deployments.Deployments(ref.Namespace).Get(ref.Name)
 		if apierrs.IsNotFound(err) {
@@ -234,29 +255,61 @@ func (d *Decoder) decodeRef(ctx context.Context, e *cloudevents.Event) (Target, 
 }
 
 func (d *Decoder) ownerKey(ns, name string) (Target, error) {
-	if ns == "" {
-		return Target{}, badEvent("event data has no namespace")
+	if err := validObject(d.Owner.Kind, ns, name); err != nil {
+		return Target{}, err
 	}
 	return Target{Keys: []types.NamespacedName{{Namespace: ns, Name: name}}}, nil
 }
 
-// controllerKey maps a dependent object to its controlling owner, if that is
-// of the owner kind.
+// controllerKey maps a dependent object, whose namespace and name the caller
+// validated, to its controlling owner, if that is of the owner kind.
 func (d *Decoder) controllerKey(ns, name string, refs []metav1.OwnerReference) (Target, error) {
-	if ns == "" {
-		return Target{}, badEvent("event data has no namespace")
-	}
 	for _, ref := range refs {
 		if ref.Controller == nil || !*ref.Controller {
 			continue
 		}
 		gv, err := schema.ParseGroupVersion(ref.APIVersion)
-		if err == nil && gv.WithKind(ref.Kind).GroupKind() == d.Owner && ref.Name != "" {
+		if err == nil && gv.WithKind(ref.Kind).GroupKind() == d.Owner {
+			if errs := objectNameErrors(ref.Name); len(errs) > 0 {
+				return Target{}, badEvent("event names an invalid %s name %s in its owner reference: %s", d.Owner.Kind, quote(ref.Name), strings.Join(errs, "; "))
+			}
 			return Target{Keys: []types.NamespacedName{{Namespace: ns, Name: ref.Name}}}, nil
 		}
 		break // one controller at most
 	}
 	return Target{Ignored: fmt.Sprintf("%s/%s is not controlled by a %s", ns, name, d.Owner.Kind)}, nil
+}
+
+// validObject returns a BadEventError unless ns and name could name a
+// namespaced object of kind (a Foo or a Deployment) that the API server
+// accepts: a key it could never hold is a poison event, which delivering
+// again cannot fix.
+func validObject(kind, ns, name string) error {
+	if ns == "" {
+		return badEvent("event data has no namespace")
+	}
+	if errs := apivalidation.ValidateNamespaceName(ns, false); len(errs) > 0 {
+		return badEvent("event names an invalid namespace %s: %s", quote(ns), strings.Join(errs, "; "))
+	}
+	if errs := objectNameErrors(name); len(errs) > 0 {
+		return badEvent("event names an invalid %s name %s: %s", kind, quote(name), strings.Join(errs, "; "))
+	}
+	return nil
+}
+
+// objectNameErrors says why the API server would refuse name for a Foo or a
+// Deployment: a name must be a path segment and a DNS-1123 subdomain.
+func objectNameErrors(name string) []string {
+	return append(path.IsValidPathSegmentName(name), apivalidation.NameIsDNSSubdomain(name, false)...)
+}
+
+// quote quotes s for an answer, cut to its first 64 bytes.
+func quote(s string) string {
+	const keep = 64
+	if len(s) > keep {
+		return fmt.Sprintf("%q... (%d bytes)", s[:keep], len(s))
+	}
+	return fmt.Sprintf("%q", s)
 }
 
 // groupKind takes the object's apiVersion and kind from its data, else from
@@ -282,11 +335,19 @@ func unmarshalData(e *cloudevents.Event, v any) error {
 	if len(data) == 0 {
 		return badEvent("event %s has no data", e.Type())
 	}
-	if ct := e.DataContentType(); ct != "" && !strings.HasPrefix(ct, cloudevents.ApplicationJSON) && !strings.HasSuffix(strings.SplitN(ct, ";", 2)[0], "+json") {
-		return badEvent("event data is %q, want application/json", ct)
+	if ct := e.DataContentType(); ct != "" && !isJSONMediaType(ct) {
+		return badEvent("event data is %s, want application/json", quote(ct))
 	}
 	if err := json.Unmarshal(data, v); err != nil {
 		return badEvent("event data is not the JSON expected for %s: %v", e.Type(), err)
 	}
 	return nil
+}
+
+// isJSONMediaType tells whether the media type ct is application/json or a
+// JSON-based one (a +json suffix), in any case: media types are
+// case-insensitive (RFC 9110), and ParseMediaType lowers them.
+func isJSONMediaType(ct string) bool {
+	mt, _, err := mime.ParseMediaType(ct)
+	return err == nil && (mt == cloudevents.ApplicationJSON || strings.HasSuffix(mt, "+json"))
 }

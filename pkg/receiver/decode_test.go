@@ -19,6 +19,7 @@ package receiver
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 
 	cloudevents "github.com/cloudevents/sdk-go/v2"
@@ -284,6 +285,60 @@ func TestDecodeIgnoresTheReconcilersOwnWrites(t *testing.T) {
 			}
 			if (len(got.Keys) > 0) != tc.wantKeys {
 				t.Errorf("Decode() = %+v, want keys: %v", got, tc.wantKeys)
+			}
+		})
+	}
+}
+
+// TestDecodeRejectsInvalidNames: a namespace or name the API server would
+// refuse cannot become a key, whatever the event says: it is a BadEventError
+// (400, never retried), and a Reference-mode event naming one reads nothing.
+func TestDecodeRejectsInvalidNames(t *testing.T) {
+	long := strings.Repeat("a", 254)
+	ownedBy := func(e cloudevents.Event, owner string) cloudevents.Event {
+		return editObject(e, func(obj map[string]any) {
+			refs := obj["metadata"].(map[string]any)["ownerReferences"].([]any)
+			refs[0].(map[string]any)["name"] = owner
+		})
+	}
+	tests := []struct {
+		name  string
+		event cloudevents.Event
+		want  string
+	}{
+		{"foo: namespace with %", fooResourceEvent("add", "a%b", "a"), `event names an invalid namespace "a%b": `},
+		{"foo: namespace ..", fooResourceEvent("update", "..", "a"), `event names an invalid namespace "..": `},
+		{"foo: namespace upper case", fooResourceEvent("update", "A", "a"), `invalid namespace "A"`},
+		{"foo: namespace too long", fooResourceEvent("update", strings.Repeat("n", 64), "a"), `invalid namespace "nnnn`},
+		{"foo: name ..", fooResourceEvent("add", "ns", ".."), `event names an invalid Foo name "..": may not be '..'`},
+		{"foo: name with %", fooResourceEvent("add", "ns", "a%b"), `invalid Foo name "a%b": may not contain '%'`},
+		{"foo: name with /", fooResourceEvent("add", "ns", "a/b"), `invalid Foo name "a/b": may not contain '/'`},
+		{"foo: name upper case", fooResourceEvent("delete", "ns", "A"), `invalid Foo name "A"`},
+		{"foo: name too long", fooResourceEvent("add", "ns", long), `invalid Foo name "aaaa`},
+		{"foo ref: namespace with %", refEvent("add", fooAPIVersion, "Foo", "foos", "a%b", "a"), `invalid namespace "a%b"`},
+		{"foo ref: name ..", refEvent("add", fooAPIVersion, "Foo", "foos", "ns", ".."), `invalid Foo name ".."`},
+		{"deployment: namespace with %", deploymentResourceEvent("update", "a%b", "web", "a"), `invalid namespace "a%b"`},
+		{"deployment: name upper case", deploymentResourceEvent("delete", "ns", "Web", "a"), `invalid Deployment name "Web"`},
+		{"deployment: owner reference ..", ownedBy(deploymentResourceEvent("update", "ns", "web", "a"), ".."), `invalid Foo name ".." in its owner reference`},
+		{"deployment: owner reference with %", ownedBy(deploymentResourceEvent("update", "ns", "web", "a"), "a%b"), `invalid Foo name "a%b" in its owner reference`},
+		{"deployment: owner reference empty", ownedBy(deploymentResourceEvent("update", "ns", "web", "a"), ""), `invalid Foo name "" in its owner reference`},
+		{"deployment: owner reference too long", ownedBy(deploymentResourceEvent("update", "ns", "web", "a"), long), `in its owner reference`},
+		{"deployment ref: namespace ..", refEvent("update", "apps/v1", "Deployment", "deployments", "..", "web"), `invalid namespace ".."`},
+		{"deployment ref: name with %", refEvent("update", "apps/v1", "Deployment", "deployments", "ns", "a%b"), `invalid Deployment name "a%b"`},
+		{"deployment ref: no namespace", refEvent("update", "apps/v1", "Deployment", "deployments", "", "web"), `event data has no namespace`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			d, kc := newDecoder(ownedDeployment("ns", "web", "a"))
+			got, err := d.Decode(context.Background(), &tc.event)
+			if !IsBadEvent(err) || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("Decode() = %+v, %v, want a BadEventError containing %q", got, err, tc.want)
+			}
+			if strings.Contains(err.Error(), "\n") {
+				t.Errorf("reason %q is more than one line", err)
+			}
+			if len(kc.Actions()) > 0 {
+				t.Errorf("Decode read the API server: %v", kc.Actions())
 			}
 		})
 	}

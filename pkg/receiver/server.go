@@ -25,12 +25,13 @@ import (
 	"net"
 	"net/http"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"time"
 
-	"github.com/cloudevents/sdk-go/v2/binding"
-	cehttp "github.com/cloudevents/sdk-go/v2/protocol/http"
 	"go.uber.org/zap"
+	"golang.org/x/net/netutil"
+	"golang.org/x/sync/semaphore"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"knative.dev/pkg/controller"
@@ -44,6 +45,12 @@ const (
 	DefaultAckDeadline  = 30 * time.Second
 	DefaultMaxFailures  = 5
 	DefaultWorkers      = 4
+	// DefaultMaxInflightBytes, DefaultMaxInflightEvents and
+	// DefaultMaxConnections keep the process well within the Knative
+	// Service's 128Mi memory limit (see the README's Performance).
+	DefaultMaxInflightBytes  = 8 << 20
+	DefaultMaxInflightEvents = 500
+	DefaultMaxConnections    = 1000
 )
 
 // Options configure a Server. Zero values take the defaults above.
@@ -51,10 +58,25 @@ type Options struct {
 	// Address to listen on; ":<Port>" when empty.
 	Address string
 	Port    int
-	// MaxBodyBytes caps an event's body; a bigger one is answered 413.
+	// MaxBodyBytes caps an event's body; a bigger one is answered 413. At
+	// most MaxInflightBytes.
 	MaxBodyBytes int64
-	// AckDeadline bounds how long an event waits for its reconciles before it
-	// is answered 503. Keep it below the Knative Service's timeoutSeconds.
+	// MaxInflightBytes caps the bytes of event bodies held at once; an event
+	// waits for room for its body until its deadline, then is answered 503.
+	// A body is held only until its event is decoded.
+	MaxInflightBytes int64
+	// MaxInflightEvents caps the events handled at once; more are answered
+	// 503 at once.
+	MaxInflightEvents int
+	// MaxConnections caps the connections open at once, idle ones included;
+	// more wait in the kernel's queue to be accepted. Keep it above
+	// MaxInflightEvents and the sender's own limits (Knative's
+	// containerConcurrency), so that only a flood waits.
+	MaxConnections int
+	// AckDeadline bounds how long an event may take, from the arrival of its
+	// headers: its body's arrival, its turn for memory and its reconciles.
+	// Past it, the event is answered 503. Keep it below the Knative
+	// Service's timeoutSeconds.
 	AckDeadline time.Duration
 	// Workers is how many keys are reconciled at once.
 	Workers int
@@ -84,6 +106,16 @@ func (o Options) withDefaults() Options {
 	if o.MaxBodyBytes <= 0 {
 		o.MaxBodyBytes = DefaultMaxBodyBytes
 	}
+	if o.MaxInflightBytes <= 0 {
+		o.MaxInflightBytes = DefaultMaxInflightBytes
+	}
+	o.MaxBodyBytes = min(o.MaxBodyBytes, o.MaxInflightBytes)
+	if o.MaxInflightEvents <= 0 {
+		o.MaxInflightEvents = DefaultMaxInflightEvents
+	}
+	if o.MaxConnections <= 0 {
+		o.MaxConnections = DefaultMaxConnections
+	}
 	if o.AckDeadline <= 0 {
 		o.AckDeadline = DefaultAckDeadline
 	}
@@ -107,6 +139,14 @@ type Server struct {
 	decoder *Decoder
 	resync  KeyLister
 	ready   atomic.Bool
+
+	// enqueued, if set, is called once an event's keys are enqueued (tests).
+	enqueued func()
+
+	// What the events in flight hold; see intake.go.
+	inflightEvents atomic.Int64
+	budgetOnce     sync.Once
+	budget         *semaphore.Weighted
 }
 
 // KeyLister returns the keys a resync reconciles: every key that may need
@@ -147,6 +187,7 @@ func (s *Server) Run(ctx context.Context, ready func(net.Addr)) error {
 	if err != nil {
 		return fmt.Errorf("failed to listen on %s: %w", s.opts.Address, err)
 	}
+	ln = netutil.LimitListener(ln, s.opts.MaxConnections)
 
 	// The workers outlive ctx: they finish what in-flight events wait for.
 	implCtx, stopImpl := context.WithCancel(context.WithoutCancel(ctx))
@@ -203,60 +244,21 @@ func (s *Server) Run(ctx context.Context, ready func(net.Addr)) error {
 
 // serveEvent answers one CloudEvent. See the package documentation.
 func (s *Server) serveEvent(w http.ResponseWriter, r *http.Request) {
+	deadline := time.Now().Add(s.opts.AckDeadline)
 	ctx := r.Context()
-	logger := logging.FromContext(ctx)
 	if r.Method != http.MethodPost {
 		w.Header().Set("Allow", http.MethodPost)
 		reply(w, http.StatusMethodNotAllowed, "CloudEvents are POSTed")
 		return
 	}
-	if r.ContentLength > s.opts.MaxBodyBytes {
-		reply(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("body of %d bytes is over the limit of %d", r.ContentLength, s.opts.MaxBodyBytes))
+	done, ok := s.admit(w)
+	if !ok {
 		return
 	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.opts.MaxBodyBytes))
+	defer done()
+	target, logger, err := s.intake(w, r, deadline)
 	if err != nil {
-		var tooBig *http.MaxBytesError
-		if errors.As(err, &tooBig) {
-			reply(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("body is over the limit of %d bytes", s.opts.MaxBodyBytes))
-			return
-		}
-		reply(w, http.StatusBadRequest, "failed to read body: "+err.Error())
-		return
-	}
-	r.Body = io.NopCloser(bytes.NewReader(body))
-
-	msg := cehttp.NewMessageFromHttpRequest(r)
-	defer msg.Finish(nil)
-	switch enc := msg.ReadEncoding(); enc {
-	case binding.EncodingBinary, binding.EncodingStructured:
-	case binding.EncodingBatch:
-		reply(w, http.StatusBadRequest, "batched CloudEvents are not supported")
-		return
-	default:
-		reply(w, http.StatusBadRequest, "not a CloudEvent: no ce-specversion header and not application/cloudevents+json")
-		return
-	}
-	event, err := binding.ToEvent(ctx, msg)
-	if err != nil {
-		reply(w, http.StatusBadRequest, "malformed CloudEvent: "+err.Error())
-		return
-	}
-	if err := event.Validate(); err != nil {
-		reply(w, http.StatusBadRequest, "invalid CloudEvent: "+oneLine(err.Error()))
-		return
-	}
-	logger = logger.With(zap.String("type", event.Type()), zap.String("id", event.ID()), zap.String("subject", event.Subject()))
-
-	target, err := s.decoder.Decode(ctx, event)
-	switch {
-	case IsBadEvent(err):
-		reply(w, http.StatusBadRequest, err.Error())
-		return
-	case err != nil:
-		logger.Warnw("Failed to map event", zap.Error(err))
-		reply(w, http.StatusServiceUnavailable, err.Error())
-		return
+		return // answered
 	}
 	if target.Ignored != "" {
 		logger.Debugw("Ignored event", zap.String("reason", target.Ignored))
@@ -289,7 +291,10 @@ func (s *Server) serveEvent(w http.ResponseWriter, r *http.Request) {
 	watch := s.tracker.Watch(keys)
 	defer watch.Stop()
 	enqueue()
-	waitCtx, cancel := context.WithTimeout(ctx, s.opts.AckDeadline)
+	if s.enqueued != nil {
+		s.enqueued()
+	}
+	waitCtx, cancel := context.WithDeadline(ctx, deadline)
 	defer cancel()
 	switch err := watch.Wait(waitCtx); {
 	case err == nil:

@@ -106,6 +106,9 @@ type testServer struct {
 	done    chan error
 	rec     *fakeReconciler
 	tracker *Tracker
+	srv     *Server
+	// enqueues counts the events whose keys were enqueued.
+	enqueues atomic.Int32
 }
 
 // startServer runs a Server on a loopback port around rec, whose resyncs
@@ -121,7 +124,8 @@ func startServer(t *testing.T, rec *fakeReconciler, opts Options, resync ...type
 	}
 	srv := New(impl, tracker, d, func(context.Context) ([]types.NamespacedName, error) { return resync, nil }, opts)
 	addr := make(chan net.Addr, 1)
-	ts := &testServer{stop: cancel, done: make(chan error, 1), rec: rec, tracker: tracker}
+	ts := &testServer{stop: cancel, done: make(chan error, 1), rec: rec, tracker: tracker, srv: srv}
+	srv.enqueued = func() { ts.enqueues.Add(1) }
 	go func() { ts.done <- srv.Run(ctx, func(a net.Addr) { addr <- a }) }()
 	select {
 	case a := <-addr:
@@ -431,9 +435,15 @@ func TestEventsForOneKeyShareAReconcile(t *testing.T) {
 	for range later {
 		go func() { answers <- send(t, ts.url, fooResourceEvent("update", "ns", "a"), false) }()
 	}
+	// Release the first reconcile only once every later event has enqueued
+	// its key (after starting to watch it): an enqueue that landed after the
+	// second reconcile began would ask for a third.
 	if err := wait.PollUntilContextTimeout(context.Background(), 5*time.Millisecond, 5*time.Second, true,
-		func(context.Context) (bool, error) { return ts.watching("ns/a") == later+1, nil }); err != nil {
-		t.Fatalf("the later events never waited: %v", err)
+		func(context.Context) (bool, error) { return ts.enqueues.Load() == later+1, nil }); err != nil {
+		t.Fatalf("the later events never enqueued: %v", err)
+	}
+	if got := ts.watching("ns/a"); got != later+1 {
+		t.Fatalf("%d events watch ns/a, want %d", got, later+1)
 	}
 	close(release)
 	if r := <-first; r.code != http.StatusOK {
@@ -591,4 +601,91 @@ func TestAckOnEnqueueAnswersBeforeTheReconcile(t *testing.T) {
 		t.Errorf("reconciled %q", key)
 	}
 	close(release)
+}
+
+// TestPoisonEventsAreBadRequests: an event naming a namespace or name the API
+// server refuses is answered 400 with its reason, and never reaches the
+// workqueue (where the real reconciler would fail on it, and the sender, told
+// 503, would deliver it again until it gave up).
+func TestPoisonEventsAreBadRequests(t *testing.T) {
+	for name, tc := range map[string]struct {
+		event cloudevents.Event
+		want  string
+	}{
+		"foo in namespace a%b":        {fooResourceEvent("add", "a%b", "a"), `event names an invalid namespace "a%b": `},
+		"foo named ..":                {refEvent("update", fooAPIVersion, "Foo", "foos", "ns", ".."), `event names an invalid Foo name "..": `},
+		"deployment named A":          {deploymentResourceEvent("delete", "ns", "A", "a"), `event names an invalid Deployment name "A": `},
+		"deployment owned by Foo a%b": {deploymentResourceEvent("update", "ns", "web", "a%b"), `event names an invalid Foo name "a%b" in its owner reference: `},
+	} {
+		for _, structured := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s structured=%v", name, structured), func(t *testing.T) {
+				rec := newFakeReconciler(nil)
+				ts := startServer(t, rec, Options{})
+				got := send(t, ts.url, tc.event, structured)
+				if got.code != http.StatusBadRequest || !strings.Contains(got.body, tc.want) {
+					t.Errorf("answer = %d %q, want 400 containing %q", got.code, got.body, tc.want)
+				}
+				if strings.Count(strings.TrimSpace(got.body), "\n") > 0 {
+					t.Errorf("answer body %q is more than one line", got.body)
+				}
+				if n := ts.enqueues.Load(); n != 0 {
+					t.Errorf("%d events reached the workqueue", n)
+				}
+				rec.mu.Lock()
+				defer rec.mu.Unlock()
+				if len(rec.calls) != 0 {
+					t.Errorf("reconciled %v", rec.calls)
+				}
+			})
+		}
+	}
+}
+
+// TestMediaTypesAreCaseInsensitive: media types, and their parameters'
+// names, are case-insensitive (RFC 9110), in binary mode's Content-Type (the
+// data's) as in structured mode's (the envelope's, which sdk-go's
+// format.Lookup lowers).
+func TestMediaTypesAreCaseInsensitive(t *testing.T) {
+	event := fooResourceEvent("add", "ns", "a")
+	binary := http.Header{}
+	for k, v := range map[string]string{"Ce-Specversion": "1.0", "Ce-Type": event.Type(), "Ce-Source": event.Source(),
+		"Ce-Id": event.ID(), "Ce-Kind": "Foo", "Ce-Apiversion": fooAPIVersion} {
+		binary.Set(k, v)
+	}
+	structured, _ := event.MarshalJSON()
+	tests := []struct {
+		name        string
+		contentType string
+		body        []byte
+		want        int
+	}{
+		{"binary APPLICATION/JSON", "APPLICATION/JSON", event.Data(), http.StatusOK},
+		{"binary Application/Json; charset=utf-8", "Application/Json; charset=utf-8", event.Data(), http.StatusOK},
+		{"binary application/json; CHARSET=UTF-8", "application/json; CHARSET=UTF-8", event.Data(), http.StatusOK},
+		{"binary application/vnd.foo+JSON", "application/vnd.foo+JSON", event.Data(), http.StatusOK},
+		{"structured APPLICATION/CLOUDEVENTS+JSON", "APPLICATION/CLOUDEVENTS+JSON", structured, http.StatusOK},
+		{"structured Application/CloudEvents+Json; charset=UTF-8", "Application/CloudEvents+Json; charset=UTF-8", structured, http.StatusOK},
+		// Still refused: not JSON, or not a media type.
+		{"binary TEXT/PLAIN", "TEXT/PLAIN", event.Data(), http.StatusBadRequest},
+		{"binary application/jsonx", "application/jsonx", event.Data(), http.StatusBadRequest},
+		{"binary not a media type", "json", event.Data(), http.StatusBadRequest},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			rec := newFakeReconciler(nil)
+			ts := startServer(t, rec, Options{})
+			h := http.Header{}
+			if strings.HasPrefix(tc.name, "binary") {
+				h = binary.Clone()
+			}
+			h.Set("Content-Type", tc.contentType)
+			got := post(t, ts.url, h, bytes.NewReader(tc.body))
+			if got.code != tc.want {
+				t.Errorf("answer = %d %q, want %d", got.code, got.body, tc.want)
+			}
+			if wantCalls := map[bool]int{true: 1}[tc.want == http.StatusOK]; rec.callsOf("ns/a") != wantCalls {
+				t.Errorf("reconciles of ns/a = %d, want %d", rec.callsOf("ns/a"), wantCalls)
+			}
+		})
+	}
 }
