@@ -90,6 +90,7 @@ func TestEveryFooConvergesAfterAnAPIServerCrash(t *testing.T) {
 	if err := env.CP.RestartAPIServer(context.Background()); err != nil {
 		t.Fatal(err)
 	}
+	restarted := time.Now()
 	wg.Wait()
 	close(errs)
 	for err := range errs {
@@ -111,4 +112,11 @@ func TestEveryFooConvergesAfterAnAPIServerCrash(t *testing.T) {
 	if ok, msg := converged(context.Background(), ns, n); !ok {
 		t.Errorf("not converged when the resync was answered: %s", msg)
 	}
+
+	// The adapters' watches resume on their own, but not at once: until they
+	// do, only resyncs reconcile. The tests after this one need them.
+	if err := env.WaitForDelivery(context.Background()); err != nil {
+		t.Fatalf("the adapters did not deliver again after the restart: %v", err)
+	}
+	t.Logf("the adapters delivered again %v after the API server's restart", time.Since(restarted).Round(time.Second))
 }

@@ -171,7 +171,7 @@ func Up(ctx context.Context, opts Options) (_ *Env, err error) {
 		e.Adapters = append(e.Adapters, p)
 	}
 	say("Waiting for both adapters to deliver (a canary Foo)")
-	if err := e.waitForDelivery(ctx); err != nil {
+	if err := e.WaitForDelivery(ctx); err != nil {
 		return nil, err
 	}
 	return e, nil
@@ -370,12 +370,12 @@ func (e *Env) Down() error {
 	return e.CP.Stop()
 }
 
-// waitForDelivery proves both adapters deliver: a change of a canary Foo's
+// WaitForDelivery proves both adapters deliver: a change of a canary Foo's
 // replicas must reach its Deployment (the Foo adapter; the cold-start resync
 // ran before the change), and a hand-scaled Deployment must be scaled back
 // (the owned-Deployment adapter). An adapter sends nothing until its watch
 // runs, so each change is repeated until its effect is seen.
-func (e *Env) waitForDelivery(ctx context.Context) error {
+func (e *Env) WaitForDelivery(ctx context.Context) error {
 	foos := e.Foos.SamplecontrollerV1alpha1().Foos(Namespace)
 	deps := e.Kube.AppsV1().Deployments(Namespace)
 	canary := &samplesv1alpha1.Foo{
