@@ -77,7 +77,7 @@ func main() {
 	flag.IntVar(&opts.Workers, "workers", receiver.DefaultWorkers, "Keys reconciled at once.")
 	flag.DurationVar(&opts.ShutdownTimeout, "shutdown-timeout", 0, "Longest drain on SIGTERM (default: ack-deadline + 10s).")
 	flag.IntVar(&maxFailures, "max-failures", receiver.DefaultMaxFailures, "Failed reconciles of a key an event sits through (they are retried with backoff) before it is answered 503.")
-	flag.BoolVar(&opts.ColdStartResync, "cold-start-resync", envBool("COLD_START_RESYNC", true), "Reconcile every Foo when the process starts (env COLD_START_RESYNC).")
+	flag.BoolVar(&opts.ColdStartResync, "cold-start-resync", envBool("COLD_START_RESYNC", true), "Reconcile the Foos that need work when the process starts (env COLD_START_RESYNC).")
 	// Parses the flags, with --kubeconfig (else in-cluster) and --kube-api-qps/--kube-api-burst.
 	cfg := injection.ParseAndGetRESTConfigOrDie()
 	if cfg.QPS == 0 {

@@ -123,7 +123,7 @@ func run(once bool, resyncEvery time.Duration) error {
 			if _, err := env.Resync(ctx); err != nil {
 				say("Resync: %v", err)
 			} else {
-				say("Resync: every Foo reconciled")
+				say("Resync: every Foo that needed work reconciled")
 			}
 		}
 	}

@@ -44,7 +44,7 @@ const (
 	// RefEventPrefix starts the types of ApiServerSource events in Reference
 	// mode, whose data is {kind, namespace, name, apiVersion}.
 	RefEventPrefix = "dev.knative.apiserver.ref."
-	// PingEventType is PingSource's event type: a resync of every Foo.
+	// PingEventType is PingSource's event type: a resync.
 	PingEventType = "dev.knative.sources.ping"
 )
 
@@ -54,7 +54,7 @@ var apiServerVerbs = map[string]bool{"add": true, "update": true, "delete": true
 type Target struct {
 	// Keys are the Foos to reconcile.
 	Keys []types.NamespacedName
-	// Resync asks to reconcile every Foo.
+	// Resync asks for a resync: the keys the Server's KeyLister gives.
 	Resync bool
 	// Ignored says why the event maps to nothing, when it does.
 	Ignored string
