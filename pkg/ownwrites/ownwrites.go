@@ -35,6 +35,8 @@ type Record struct {
 
 	mu sync.Mutex
 	rv map[key]string
+	// creating counts the creates in flight, by object.
+	creating map[key]int
 	// order holds the keys in the order they were last written, oldest
 	// first, with repeats; a key's stale entries are skipped on eviction.
 	order []entry
@@ -56,7 +58,7 @@ func New(max int) *Record {
 	if max <= 0 {
 		max = DefaultMax
 	}
-	return &Record{max: max, rv: map[key]string{}}
+	return &Record{max: max, rv: map[key]string{}, creating: map[key]int{}}
 }
 
 // Wrote records that the reconciler wrote the object of kind gk at
@@ -77,6 +79,43 @@ func (r *Record) Wrote(gk schema.GroupKind, ns, name, rv string) {
 			delete(r.rv, oldest.key)
 		}
 	}
+}
+
+// Creating records that the reconciler is creating the object of kind gk:
+// until created is called, with the resourceVersion the API server gave it
+// ("" if the create failed), its add event, which can arrive before that
+// answer, is recognised as reporting that creation (see IsOwnAdd).
+func (r *Record) Creating(gk schema.GroupKind, ns, name string) (created func(rv string)) {
+	if r == nil {
+		return func(string) {}
+	}
+	k := key{gk, types.NamespacedName{Namespace: ns, Name: name}}
+	r.mu.Lock()
+	r.creating[k]++
+	r.mu.Unlock()
+	return func(rv string) {
+		r.mu.Lock()
+		if r.creating[k]--; r.creating[k] <= 0 {
+			delete(r.creating, k)
+		}
+		r.mu.Unlock()
+		r.Wrote(gk, ns, name, rv)
+	}
+}
+
+// IsOwnAdd tells whether an add event of the object at resourceVersion rv
+// reports the reconciler's own creation: one it wrote (see IsOwn), or one in
+// flight. The reconcile making the latter sees what was created (its own
+// object, or on AlreadyExists the other's, read after it), so the event
+// tells it nothing.
+func (r *Record) IsOwnAdd(gk schema.GroupKind, ns, name, rv string) bool {
+	if r == nil {
+		return false
+	}
+	r.mu.Lock()
+	inFlight := r.creating[key{gk, types.NamespacedName{Namespace: ns, Name: name}}] > 0
+	r.mu.Unlock()
+	return inFlight || r.IsOwn(gk, ns, name, rv)
 }
 
 // IsOwn tells whether the object of kind gk at resourceVersion rv is one

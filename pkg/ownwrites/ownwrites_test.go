@@ -72,3 +72,32 @@ func TestRecordIsBounded(t *testing.T) {
 		t.Error("the oldest write should be forgotten first, the newest kept")
 	}
 }
+
+func TestRecordCreating(t *testing.T) {
+	r := New(0)
+	created := r.Creating(deployments, "ns", "web")
+	// The add event can come before the create's answer: any version.
+	if !r.IsOwnAdd(deployments, "ns", "web", "9") || !r.IsOwnAdd(deployments, "ns", "web", "") {
+		t.Error("an add while the create is in flight is not recognised")
+	}
+	if r.IsOwn(deployments, "ns", "web", "9") || r.IsOwnAdd(deployments, "ns", "db", "9") {
+		t.Error("only an add of that object is: not an update, not another object")
+	}
+	created("9")
+	if !r.IsOwnAdd(deployments, "ns", "web", "9") {
+		t.Error("an add after the answer, of the version created, is not recognised")
+	}
+	if r.IsOwnAdd(deployments, "ns", "web", "9") || r.IsOwnAdd(deployments, "ns", "web", "10") {
+		t.Error("once answered, only that version, once, is the reconciler's")
+	}
+	failed := r.Creating(deployments, "ns", "db")
+	failed("") // AlreadyExists, say: someone else's object
+	if r.IsOwnAdd(deployments, "ns", "db", "3") || len(r.creating) != 0 {
+		t.Errorf("a failed create left a record (%d in flight)", len(r.creating))
+	}
+	var none *Record
+	none.Creating(deployments, "ns", "web")("1")
+	if none.IsOwnAdd(deployments, "ns", "web", "1") {
+		t.Error("a nil Record remembered a create")
+	}
+}

@@ -91,7 +91,8 @@ type Decoder struct {
 	// reconciled too, so that one converges as soon as the name is free.
 	Claimants func(ctx context.Context, ns, name, holder string) ([]types.NamespacedName, error)
 	// OwnWrites, if set, holds the dependent objects the reconciler wrote:
-	// an add or update event (Resource mode) of exactly such a version only
+	// an add or update event (Resource mode) of exactly such a version, or an
+	// add while the reconciler's create of that object is in flight, only
 	// reports that write, and is ignored.
 	OwnWrites *ownwrites.Record
 	// SkipNoOp ignores owner events that ask for nothing: an update of an
@@ -179,7 +180,11 @@ func (d *Decoder) decodeResource(ctx context.Context, e *cloudevents.Event, verb
 		if err != nil || len(t.Keys) == 0 {
 			return t, err
 		}
-		if verb != "delete" && d.OwnWrites.IsOwn(gk, meta.Namespace, meta.Name, meta.ResourceVersion) {
+		own := d.OwnWrites.IsOwn
+		if verb == "add" {
+			own = d.OwnWrites.IsOwnAdd // the create's answer may not be in yet
+		}
+		if verb != "delete" && own(gk, meta.Namespace, meta.Name, meta.ResourceVersion) {
 			return Target{Ignored: fmt.Sprintf("resourceVersion %s of %s/%s is the reconciler's own write", meta.ResourceVersion, meta.Namespace, meta.Name)}, nil
 		}
 		if verb != "delete" || d.Claimants == nil {

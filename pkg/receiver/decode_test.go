@@ -273,12 +273,15 @@ func TestDecodeIgnoresTheReconcilersOwnWrites(t *testing.T) {
 		{"an earlier version", withRV(deploymentResourceEvent("update", "ns", "web", "a"), "6"), true},
 		{"deleted, even at that version", withRV(deploymentResourceEvent("delete", "ns", "web", "a"), "7"), true},
 		{"another Deployment", withRV(deploymentResourceEvent("add", "ns", "db", "a"), "7"), true},
+		{"added while the reconciler creates it", withRV(deploymentResourceEvent("add", "ns", "new", "a"), "9"), false},
+		{"updated while the reconciler creates it", withRV(deploymentResourceEvent("update", "ns", "new", "a"), "9"), true},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			d, _ := newDecoder()
 			d.OwnWrites = ownwrites.New(0)
 			d.OwnWrites.Wrote(deploymentKind, "ns", "web", "7")
+			d.OwnWrites.Creating(deploymentKind, "ns", "new") // no answer yet
 			got, err := d.Decode(context.Background(), &tc.event)
 			if err != nil {
 				t.Fatal(err)

@@ -104,7 +104,13 @@ func (r *Reconciler) getOrCreate(ctx context.Context, foo *samplesv1alpha1.Foo, 
 			return nil, false, fmt.Errorf("failed to get deployment %q: %w", desired.Name, err)
 		}
 	}
+	created := r.writes.Creating(deploymentKind, desired.Namespace, desired.Name)
 	d, err := r.kubeclient.AppsV1().Deployments(foo.Namespace).Create(ctx, desired, metav1.CreateOptions{})
+	if err == nil {
+		created(d.ResourceVersion)
+	} else {
+		created("")
+	}
 	if apierrs.IsAlreadyExists(err) {
 		d, err = deployments.Get(desired.Name)
 		if err != nil {
@@ -115,15 +121,16 @@ func (r *Reconciler) getOrCreate(ctx context.Context, foo *samplesv1alpha1.Foo, 
 	if err != nil {
 		return nil, false, fmt.Errorf("failed to create deployment %q: %w", desired.Name, err)
 	}
-	r.wrote(d)
 	return d, true, nil
 }
 
 // wrote records a Deployment the reconciler wrote, so that its event is
 // recognised as reporting only that (see ownwrites).
 func (r *Reconciler) wrote(d *appsv1.Deployment) {
-	r.writes.Wrote(appsv1.SchemeGroupVersion.WithKind("Deployment").GroupKind(), d.Namespace, d.Name, d.ResourceVersion)
+	r.writes.Wrote(deploymentKind, d.Namespace, d.Name, d.ResourceVersion)
 }
+
+var deploymentKind = appsv1.SchemeGroupVersion.WithKind("Deployment").GroupKind()
 
 // converge returns a copy of existing with every field the builder owns set
 // as desired, and whether anything had drifted. The operator owns the whole

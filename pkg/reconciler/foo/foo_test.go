@@ -449,14 +449,19 @@ func TestReconcileKindRecordsItsWrites(t *testing.T) {
 	rv := 0
 	ctx, kc := fakekubeclient.With(context.Background(),
 		Deployment(resources.MakeDeployment(NewFoo("drifted", ns, WithDeploymentName("drifted"))), WithDeploymentReplicas(5)))
+	writes := ownwrites.New(0)
+	inFlight := false
 	kc.PrependReactor("*", "deployments", func(a clientgotesting.Action) (bool, runtime.Object, error) {
+		if a.GetVerb() == "create" {
+			// The add event may come now, before the answer.
+			inFlight = writes.IsOwnAdd(deployments, ns, "new", "any")
+		}
 		if o, ok := a.(clientgotesting.CreateAction); ok && a.GetVerb() != "get" {
 			rv++ // the fake API server gives no resourceVersions: stand in for it
 			o.GetObject().(*appsv1.Deployment).ResourceVersion = fmt.Sprint(rv)
 		}
 		return false, nil, nil
 	})
-	writes := ownwrites.New(0)
 	r := &Reconciler{kubeclient: kc, deploymentLister: uncached.NewDeploymentLister(ctx, kc), writes: writes}
 	for _, f := range []*samplesv1alpha1.Foo{
 		NewFoo("new", ns, WithDeploymentName("new")),
@@ -466,6 +471,9 @@ func TestReconcileKindRecordsItsWrites(t *testing.T) {
 		if ev := new(pkgreconciler.ReconcilerEvent); !errors.As(r.ReconcileKind(ctx, f), &ev) || ev.EventType != corev1.EventTypeNormal {
 			t.Fatalf("ReconcileKind(%s) = %v, want a Normal event", f.Name, ev)
 		}
+	}
+	if !inFlight {
+		t.Error("the create was not recorded while in flight")
 	}
 	if !writes.IsOwn(deployments, ns, "new", "1") || !writes.IsOwn(deployments, ns, "drifted", "2") {
 		t.Errorf("the create and the update were not recorded at their versions (%d remembered)", writes.Len())
