@@ -102,29 +102,23 @@ type Decoder struct {
 	SkipNoOp bool
 }
 
-// ownerState is what SkipNoOp reads of an owner event's object.
-type ownerState struct {
-	Metadata struct {
-		Generation        int64        `json:"generation"`
-		DeletionTimestamp *metav1.Time `json:"deletionTimestamp"`
-	} `json:"metadata"`
-	Status struct {
-		ObservedGeneration int64 `json:"observedGeneration"`
-	} `json:"status"`
-}
-
-// eventObject is what the keys are read from in a Resource-mode event's
-// object. Nothing else of it is decoded: a big object's managedFields,
-// annotations and spec are skipped, not copied.
+// eventObject is what is read of a Resource-mode event's object: its keys,
+// and what SkipNoOp and OwnWrites look at. Nothing else of it is decoded: a
+// big object's managedFields, annotations and spec are skipped, not copied.
 type eventObject struct {
 	APIVersion string `json:"apiVersion"`
 	Kind       string `json:"kind"`
 	Metadata   struct {
-		Name            string                  `json:"name"`
-		Namespace       string                  `json:"namespace"`
-		ResourceVersion string                  `json:"resourceVersion"`
-		OwnerReferences []metav1.OwnerReference `json:"ownerReferences"`
+		Name              string                  `json:"name"`
+		Namespace         string                  `json:"namespace"`
+		ResourceVersion   string                  `json:"resourceVersion"`
+		Generation        int64                   `json:"generation"`
+		DeletionTimestamp *metav1.Time            `json:"deletionTimestamp"`
+		OwnerReferences   []metav1.OwnerReference `json:"ownerReferences"`
 	} `json:"metadata"`
+	Status struct {
+		ObservedGeneration int64 `json:"observedGeneration"`
+	} `json:"status"`
 }
 
 var deploymentKind = schema.GroupKind{Group: "apps", Kind: "Deployment"}
@@ -167,7 +161,7 @@ func (d *Decoder) decodeResource(ctx context.Context, e *cloudevents.Event, verb
 			return t, err
 		}
 		if d.SkipNoOp {
-			if why := d.nothingToDo(verb, e.Data()); why != "" {
+			if why := d.nothingToDo(verb, &obj); why != "" {
 				return Target{Ignored: why}, nil
 			}
 		}
@@ -202,14 +196,12 @@ func (d *Decoder) decodeResource(ctx context.Context, e *cloudevents.Event, verb
 }
 
 // nothingToDo says why an owner event asks for no reconcile, or "".
-func (d *Decoder) nothingToDo(verb string, data []byte) string {
+func (d *Decoder) nothingToDo(verb string, o *eventObject) string {
 	switch verb {
 	case "delete":
 		return "a deleted " + d.Owner.Kind + " has nothing to reconcile; garbage collection removes what it owned"
 	case "update":
-		var o ownerState
-		if json.Unmarshal(data, &o) == nil && o.Metadata.DeletionTimestamp == nil &&
-			o.Metadata.Generation > 0 && o.Status.ObservedGeneration == o.Metadata.Generation {
+		if o.Metadata.DeletionTimestamp == nil && o.Metadata.Generation > 0 && o.Status.ObservedGeneration == o.Metadata.Generation {
 			return fmt.Sprintf("generation %d is already reconciled", o.Metadata.Generation)
 		}
 	}

@@ -30,7 +30,6 @@ import (
 	"github.com/cloudevents/sdk-go/v2/binding/format"
 	cehttp "github.com/cloudevents/sdk-go/v2/protocol/http"
 	"go.uber.org/zap"
-	"golang.org/x/sync/semaphore"
 	"knative.dev/pkg/logging"
 )
 
@@ -138,7 +137,7 @@ func (s *Server) readBody(ctx context.Context, w http.ResponseWriter, r *http.Re
 	if n < 0 { // chunked: its size is known once read
 		held = limit
 	}
-	budget := s.bodyBudget()
+	budget := s.budget
 	waitCtx, cancel := context.WithDeadline(ctx, deadline)
 	defer cancel()
 	if err := budget.Acquire(waitCtx, held); err != nil {
@@ -188,12 +187,6 @@ func (s *Server) readBody(ctx context.Context, w http.ResponseWriter, r *http.Re
 		held = int64(len(body))
 	}
 	return body, release, nil
-}
-
-// bodyBudget is the weighted semaphore of MaxInflightBytes.
-func (s *Server) bodyBudget() *semaphore.Weighted {
-	s.budgetOnce.Do(func() { s.budget = semaphore.NewWeighted(s.opts.MaxInflightBytes) })
-	return s.budget
 }
 
 // parseEvent reads a CloudEvent from the request's header and body, in

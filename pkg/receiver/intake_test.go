@@ -163,7 +163,7 @@ func TestBodiesAreHeldWithinTheBudget(t *testing.T) {
 		rec := newFakeReconciler(nil)
 		ts := startServer(t, rec, Options{MaxInflightBytes: budget, AckDeadline: 300 * time.Millisecond})
 		// Bodies in flight hold 48 KiB...
-		room := ts.srv.bodyBudget()
+		room := ts.srv.budget
 		if !room.TryAcquire(48 << 10) {
 			t.Fatal("the budget is in use")
 		}
@@ -269,7 +269,7 @@ func TestEventsInFlightAreCapped(t *testing.T) {
 
 // budgetInUse tells whether any of the body budget is held.
 func (ts *testServer) budgetInUse() bool {
-	b, size := ts.srv.bodyBudget(), ts.srv.opts.MaxInflightBytes
+	b, size := ts.srv.budget, ts.srv.opts.MaxInflightBytes
 	if b.TryAcquire(size) {
 		b.Release(size)
 		return false

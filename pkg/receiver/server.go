@@ -25,7 +25,6 @@ import (
 	"net"
 	"net/http"
 	"strconv"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -145,8 +144,8 @@ type Server struct {
 
 	// What the events in flight hold; see intake.go.
 	inflightEvents atomic.Int64
-	budgetOnce     sync.Once
-	budget         *semaphore.Weighted
+	// budget holds MaxInflightBytes of event bodies.
+	budget *semaphore.Weighted
 }
 
 // KeyLister returns the keys a resync reconciles: every key that may need
@@ -157,7 +156,9 @@ type KeyLister func(ctx context.Context) ([]types.NamespacedName, error)
 // New returns a Server. impl must reconcile through tracker; resync says
 // which keys a resync (the ping's, and the cold start's) reconciles.
 func New(impl *controller.Impl, tracker *Tracker, decoder *Decoder, resync KeyLister, opts Options) *Server {
-	return &Server{opts: opts.withDefaults(), impl: impl, tracker: tracker, decoder: decoder, resync: resync}
+	opts = opts.withDefaults()
+	return &Server{opts: opts, impl: impl, tracker: tracker, decoder: decoder, resync: resync,
+		budget: semaphore.NewWeighted(opts.MaxInflightBytes)}
 }
 
 // Handler returns the HTTP handler: events on /, probes on /healthz and /readyz.
