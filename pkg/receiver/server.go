@@ -48,7 +48,7 @@ const (
 	// DefaultMaxConnections keep the process well within the Knative
 	// Service's 128Mi memory limit (see the README's Performance).
 	DefaultMaxInflightBytes  = 8 << 20
-	DefaultMaxInflightEvents = 200
+	DefaultMaxInflightEvents = 500
 	DefaultMaxConnections    = 1000
 )
 
