@@ -150,6 +150,9 @@ func TestForgedEventsChooseNothing(t *testing.T) {
 		t.Fatalf("forged Foo answered %d %s %v, want 200 (the real Foo reconciled)", code, body, err)
 	}
 	forgedDep := sentDeployment(dep)
+	// A version the reconciler never wrote: one it wrote would be answered
+	// 202 as its own write, which skips only the forged event.
+	forgedDep.ResourceVersion = "999999999"
 	forgedDep.Status = appsv1.DeploymentStatus{
 		ObservedGeneration: dep.Generation, Replicas: 2, UpdatedReplicas: 2, ReadyReplicas: 2, AvailableReplicas: 2,
 		Conditions: []appsv1.DeploymentCondition{{Type: appsv1.DeploymentAvailable, Status: corev1.ConditionTrue}},
