@@ -38,10 +38,10 @@ import (
 
 	samplesv1alpha1 "github.com/frugal-operator/foo-operator/pkg/apis/samplecontroller/v1alpha1"
 	fooclient "github.com/frugal-operator/foo-operator/pkg/client/injection/client"
-	"github.com/frugal-operator/foo-operator/pkg/ownwrites"
-	"github.com/frugal-operator/foo-operator/pkg/receiver"
+	"github.com/frugal-operator/foo-operator/pkg/serverless/ownwrites"
+	"github.com/frugal-operator/foo-operator/pkg/serverless/receiver"
 	"github.com/frugal-operator/foo-operator/pkg/reconciler/foo"
-	"github.com/frugal-operator/foo-operator/pkg/uncached"
+	"github.com/frugal-operator/foo-operator/pkg/serverless/uncached"
 
 	kubeclient "knative.dev/pkg/client/injection/kube/client"
 )

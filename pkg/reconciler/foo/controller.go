@@ -29,8 +29,8 @@ import (
 	"github.com/frugal-operator/foo-operator/pkg/client/clientset/versioned/scheme"
 	fooclient "github.com/frugal-operator/foo-operator/pkg/client/injection/client"
 	fooreconciler "github.com/frugal-operator/foo-operator/pkg/client/injection/reconciler/samplecontroller/v1alpha1/foo"
-	"github.com/frugal-operator/foo-operator/pkg/ownwrites"
-	"github.com/frugal-operator/foo-operator/pkg/uncached"
+	"github.com/frugal-operator/foo-operator/pkg/serverless/ownwrites"
+	"github.com/frugal-operator/foo-operator/pkg/serverless/uncached"
 )
 
 // AgentName is the component that the Foo reconciler's Kubernetes events name.

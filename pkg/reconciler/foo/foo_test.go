@@ -35,10 +35,10 @@ import (
 	. "knative.dev/pkg/reconciler/testing" //nolint:revive,staticcheck // TableTest vocabulary
 
 	samplesv1alpha1 "github.com/frugal-operator/foo-operator/pkg/apis/samplecontroller/v1alpha1"
-	"github.com/frugal-operator/foo-operator/pkg/ownwrites"
+	"github.com/frugal-operator/foo-operator/pkg/serverless/ownwrites"
 	"github.com/frugal-operator/foo-operator/pkg/reconciler/foo/resources"
 	. "github.com/frugal-operator/foo-operator/pkg/reconciler/testing" //nolint:revive,staticcheck // object builders
-	"github.com/frugal-operator/foo-operator/pkg/uncached"
+	"github.com/frugal-operator/foo-operator/pkg/serverless/uncached"
 )
 
 const (

@@ -33,8 +33,8 @@ import (
 	"knative.dev/pkg/kmeta"
 
 	samplesv1alpha1 "github.com/frugal-operator/foo-operator/pkg/apis/samplecontroller/v1alpha1"
-	"github.com/frugal-operator/foo-operator/pkg/ownwrites"
-	"github.com/frugal-operator/foo-operator/pkg/uncached"
+	"github.com/frugal-operator/foo-operator/pkg/serverless/ownwrites"
+	"github.com/frugal-operator/foo-operator/pkg/serverless/uncached"
 )
 
 func ownedDeployment(ns, name, owner string) *appsv1.Deployment {

@@ -33,7 +33,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	appsv1listers "k8s.io/client-go/listers/apps/v1"
 
-	"github.com/frugal-operator/foo-operator/pkg/ownwrites"
+	"github.com/frugal-operator/foo-operator/pkg/serverless/ownwrites"
 )
 
 // CloudEvent types this package understands.
