@@ -19,71 +19,60 @@ package foo
 import (
 	"context"
 
-	corev1 "k8s.io/api/core/v1"
-	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
-	"k8s.io/client-go/tools/record"
+	appsv1 "k8s.io/api/apps/v1"
 	kubeclient "knative.dev/pkg/client/injection/kube/client"
 	"knative.dev/pkg/controller"
 	"knative.dev/pkg/logging"
 
-	"github.com/frugal-operator/foo-operator/pkg/client/clientset/versioned/scheme"
+	samplesv1alpha1 "github.com/frugal-operator/foo-operator/pkg/apis/samplecontroller/v1alpha1"
 	fooclient "github.com/frugal-operator/foo-operator/pkg/client/injection/client"
 	fooreconciler "github.com/frugal-operator/foo-operator/pkg/client/injection/reconciler/samplecontroller/v1alpha1/foo"
+	foolisters "github.com/frugal-operator/foo-operator/pkg/client/listers/samplecontroller/v1alpha1"
+	"github.com/frugal-operator/foo-operator/pkg/serverless"
 	"github.com/frugal-operator/foo-operator/pkg/serverless/ownwrites"
+	"github.com/frugal-operator/foo-operator/pkg/serverless/receiver"
 	"github.com/frugal-operator/foo-operator/pkg/serverless/uncached"
 )
 
-// AgentName is the component that the Foo reconciler's Kubernetes events name.
+// AgentName is the component that the Foo reconciler's requests and
+// Kubernetes events name.
 const AgentName = "foo-reconciler"
+
+// New returns the Foo operator's parts for serverless.Main: the reconciler,
+// the Deployments that Foos own, and the resync's lister.
+func New(ctx context.Context, writes *ownwrites.Record) serverless.Parts {
+	kc, lister := kubeclient.Get(ctx), NewLister(fooclient.Get(ctx), kubeclient.Get(ctx))
+	deployments := receiver.OwnedKind(deploymentKind, func(ns string) uncached.Client[*appsv1.Deployment, *appsv1.DeploymentList] {
+		return kc.AppsV1().Deployments(ns)
+	})
+	deployments.Claimants = lister.Claimants
+	return serverless.Parts{
+		Reconciler: NewReconciler(ctx, writes),
+		Owned:      []receiver.Owned{deployments},
+		Resync:     lister.KeysNeedingWork,
+	}
+}
 
 // NewReconciler returns the generated Foo reconciler around a Reconciler,
 // reading Foos and Deployments straight from the API server: it needs the
-// injection clients in ctx and no informer. What an event carries is never
-// read in their place (see the README's trust model): every reconcile starts
-// from the API server's current state.
-//
-// Without leader election, controller.Impl promotes it with no enqueue
-// function, so its Promote lists nothing: a cold-start resync is the
-// caller's to do (see receiver.Options.ColdStartResync).
+// injection clients and an event recorder in ctx, and no informer. What an
+// event carries is never read in their place (see the README's trust
+// model): every reconcile starts from the API server's current state.
 //
 // The Deployments it writes are recorded in writes (nil: nowhere), so that
 // the events reporting them can be recognised.
 func NewReconciler(ctx context.Context, writes *ownwrites.Record) controller.Reconciler {
-	kc := kubeclient.Get(ctx)
-	fc := fooclient.Get(ctx)
-	// Reads outlive ctx's cancellation: a draining process finishes its reconciles.
-	readCtx := context.WithoutCancel(ctx)
-	r := &Reconciler{
-		kubeclient:       kc,
-		deploymentLister: uncached.NewDeploymentLister(readCtx, kc),
-		writes:           writes,
-	}
-	return fooreconciler.NewReconciler(ctx, logging.FromContext(ctx), fc,
-		uncached.NewFooLister(readCtx, fc), eventRecorder(ctx, kc.CoreV1()), r)
+	fc := fooclient.Get(ctx).SamplecontrollerV1alpha1()
+	foos := fooLister{uncached.New(ctx, func(ns string) uncached.Client[*samplesv1alpha1.Foo, *samplesv1alpha1.FooList] {
+		return fc.Foos(ns)
+	})}
+	r := &Reconciler{kubeclient: kubeclient.Get(ctx), writes: writes}
+	return fooreconciler.NewReconciler(ctx, logging.FromContext(ctx), fooclient.Get(ctx), foos, controller.GetEventRecorder(ctx), r)
 }
 
-// NewController returns a controller.Impl whose workqueue feeds the
-// reconciler that NewReconciler returns. Nothing feeds the queue: the caller
-// enqueues keys (from CloudEvents, in this project).
-func NewController(ctx context.Context, rec controller.Reconciler) *controller.Impl {
-	return controller.NewContext(ctx, rec, controller.ControllerOptions{
-		WorkQueueName: "Foos",
-		Logger:        logging.FromContext(ctx),
-	})
+// fooLister is the generated FooLister, answered by the API server.
+type fooLister struct {
+	uncached.Lister[*samplesv1alpha1.Foo, *samplesv1alpha1.FooList]
 }
 
-// eventRecorder returns the recorder in ctx (tests put one there) or one that
-// writes Kubernetes events through the API server until ctx is done.
-func eventRecorder(ctx context.Context, events typedcorev1.EventsGetter) record.EventRecorder {
-	if r := controller.GetEventRecorder(ctx); r != nil {
-		return r
-	}
-	b := record.NewBroadcaster()
-	w := b.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: events.Events("")})
-	go func() {
-		<-ctx.Done()
-		w.Stop()
-		b.Shutdown()
-	}()
-	return b.NewRecorder(scheme.Scheme, corev1.EventSource{Component: AgentName})
-}
+func (l fooLister) Foos(ns string) foolisters.FooNamespaceLister { return l.In(ns) }

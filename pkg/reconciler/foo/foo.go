@@ -26,7 +26,6 @@ import (
 	apierrs "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
-	appsv1listers "k8s.io/client-go/listers/apps/v1"
 	"knative.dev/pkg/controller"
 	"knative.dev/pkg/kmeta"
 	"knative.dev/pkg/logging"
@@ -34,14 +33,13 @@ import (
 
 	samplesv1alpha1 "github.com/frugal-operator/foo-operator/pkg/apis/samplecontroller/v1alpha1"
 	fooreconciler "github.com/frugal-operator/foo-operator/pkg/client/injection/reconciler/samplecontroller/v1alpha1/foo"
-	"github.com/frugal-operator/foo-operator/pkg/serverless/ownwrites"
 	"github.com/frugal-operator/foo-operator/pkg/reconciler/foo/resources"
+	"github.com/frugal-operator/foo-operator/pkg/serverless/ownwrites"
 )
 
 // Reconciler keeps a Foo's Deployment in line with the Foo.
 type Reconciler struct {
-	kubeclient       kubernetes.Interface
-	deploymentLister appsv1listers.DeploymentLister
+	kubeclient kubernetes.Interface
 	// writes records the Deployments written (nil: none).
 	writes *ownwrites.Record
 }
@@ -94,9 +92,9 @@ func (r *Reconciler) ReconcileKind(ctx context.Context, foo *samplesv1alpha1.Foo
 // Deployment is created without reading first, and read only if the name is
 // taken (AlreadyExists). Errors name the request that failed.
 func (r *Reconciler) getOrCreate(ctx context.Context, foo *samplesv1alpha1.Foo, desired *appsv1.Deployment) (*appsv1.Deployment, bool, error) {
-	deployments := r.deploymentLister.Deployments(foo.Namespace)
+	deployments := r.kubeclient.AppsV1().Deployments(foo.Namespace)
 	if foo.Status.ObservedGeneration != 0 {
-		d, err := deployments.Get(desired.Name)
+		d, err := deployments.Get(ctx, desired.Name, metav1.GetOptions{})
 		if err == nil {
 			return d, false, nil
 		}
@@ -105,14 +103,14 @@ func (r *Reconciler) getOrCreate(ctx context.Context, foo *samplesv1alpha1.Foo, 
 		}
 	}
 	created := r.writes.Creating(deploymentKind, desired.Namespace, desired.Name)
-	d, err := r.kubeclient.AppsV1().Deployments(foo.Namespace).Create(ctx, desired, metav1.CreateOptions{})
+	d, err := deployments.Create(ctx, desired, metav1.CreateOptions{})
 	if err == nil {
 		created(d.ResourceVersion)
 	} else {
 		created("")
 	}
 	if apierrs.IsAlreadyExists(err) {
-		d, err = deployments.Get(desired.Name)
+		d, err = deployments.Get(ctx, desired.Name, metav1.GetOptions{})
 		if err != nil {
 			return nil, false, fmt.Errorf("failed to get deployment %q: %w", desired.Name, err)
 		}

@@ -35,10 +35,9 @@ import (
 	. "knative.dev/pkg/reconciler/testing" //nolint:revive,staticcheck // TableTest vocabulary
 
 	samplesv1alpha1 "github.com/frugal-operator/foo-operator/pkg/apis/samplecontroller/v1alpha1"
-	"github.com/frugal-operator/foo-operator/pkg/serverless/ownwrites"
 	"github.com/frugal-operator/foo-operator/pkg/reconciler/foo/resources"
 	. "github.com/frugal-operator/foo-operator/pkg/reconciler/testing" //nolint:revive,staticcheck // object builders
-	"github.com/frugal-operator/foo-operator/pkg/serverless/uncached"
+	"github.com/frugal-operator/foo-operator/pkg/serverless/ownwrites"
 )
 
 const (
@@ -431,7 +430,7 @@ func TestReconcileKindPermanentErrors(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx, kc := fakekubeclient.With(context.Background(), tc.objects...)
-			r := &Reconciler{kubeclient: kc, deploymentLister: uncached.NewDeploymentLister(ctx, kc)}
+			r := &Reconciler{kubeclient: kc}
 			if err := r.ReconcileKind(ctx, tc.foo.DeepCopy()); !controller.IsPermanentError(err) {
 				t.Errorf("ReconcileKind() = %v, want a permanent error", err)
 			}
@@ -462,7 +461,7 @@ func TestReconcileKindRecordsItsWrites(t *testing.T) {
 		}
 		return false, nil, nil
 	})
-	r := &Reconciler{kubeclient: kc, deploymentLister: uncached.NewDeploymentLister(ctx, kc), writes: writes}
+	r := &Reconciler{kubeclient: kc, writes: writes}
 	for _, f := range []*samplesv1alpha1.Foo{
 		NewFoo("new", ns, WithDeploymentName("new")),
 		NewFoo("drifted", ns, WithDeploymentName("drifted"), WithObservedGeneration),

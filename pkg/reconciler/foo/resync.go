@@ -25,16 +25,14 @@ import (
 	apierrs "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/selection"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/tools/pager"
 
 	samplesv1alpha1 "github.com/frugal-operator/foo-operator/pkg/apis/samplecontroller/v1alpha1"
 	"github.com/frugal-operator/foo-operator/pkg/client/clientset/versioned"
 	"github.com/frugal-operator/foo-operator/pkg/reconciler/foo/resources"
+	"github.com/frugal-operator/foo-operator/pkg/serverless/resync"
 )
 
 // Lister finds the Foos that need a reconcile, by listing: the resync's
@@ -57,68 +55,24 @@ const deploymentNameField = "spec.deploymentName"
 // KeysNeedingWork lists every Foo, then every Deployment that carries a
 // Foo's label, a page of 500 at a time, and returns the Foos that a
 // reconcile would change (see NeedsWork). At steady state that is none: a
-// resync then costs two LISTs per 500 Foos and writes nothing. The Foos it
-// returns are reconciled from fresh reads, not from these lists. It holds
-// the Foos (without their managed fields) while it reads the Deployments,
-// and no Deployment longer than its page.
+// resync then costs two LISTs per 500 Foos and writes nothing.
 func (l *Lister) KeysNeedingWork(ctx context.Context) ([]types.NamespacedName, error) {
-	var keys []types.NamespacedName
-	// The Foos to compare with their Deployment, by the Deployment's key.
-	waiting := map[types.NamespacedName][]*samplesv1alpha1.Foo{}
-	err := pages(func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
-		return l.foos.SamplecontrollerV1alpha1().Foos(metav1.NamespaceAll).List(ctx, opts)
-	}).EachListItem(ctx, metav1.ListOptions{}, func(obj runtime.Object) error {
-		f := *obj.(*samplesv1alpha1.Foo) // a copy, so that the page can go
-		f.ManagedFields = nil
-		if decided, needs := needsWorkWhateverTheDeployment(ctx, &f); decided {
-			if needs {
-				keys = append(keys, types.NamespacedName{Namespace: f.Namespace, Name: f.Name})
+	return resync.Pairs[*samplesv1alpha1.Foo, *appsv1.Deployment]{
+		Owners: func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
+			return l.foos.SamplecontrollerV1alpha1().Foos(metav1.NamespaceAll).List(ctx, opts)
+		},
+		Owned: func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
+			return l.kube.AppsV1().Deployments(metav1.NamespaceAll).List(ctx, opts)
+		},
+		OwnedSelector: resources.FooLabelKey,
+		OwnedName: func(foo *samplesv1alpha1.Foo) string {
+			if decided, _ := needsWorkWhateverTheDeployment(ctx, foo); decided {
+				return ""
 			}
-			return nil
-		}
-		dk := types.NamespacedName{Namespace: f.Namespace, Name: f.Spec.DeploymentName}
-		waiting[dk] = append(waiting[dk], &f)
-		return nil
-	})
-	if err != nil {
-		return nil, fmt.Errorf("failed to list foos: %w", err)
-	}
-	owned, err := labels.NewRequirement(resources.FooLabelKey, selection.Exists, nil)
-	if err != nil {
-		return nil, err
-	}
-	err = pages(func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
-		return l.kube.AppsV1().Deployments(metav1.NamespaceAll).List(ctx, opts)
-	}).EachListItem(ctx, metav1.ListOptions{LabelSelector: labels.NewSelector().Add(*owned).String()}, func(obj runtime.Object) error {
-		d := obj.(*appsv1.Deployment)
-		dk := types.NamespacedName{Namespace: d.Namespace, Name: d.Name}
-		for _, f := range waiting[dk] {
-			if NeedsWork(ctx, f, d) {
-				keys = append(keys, types.NamespacedName{Namespace: f.Namespace, Name: f.Name})
-			}
-		}
-		delete(waiting, dk)
-		return nil
-	})
-	if err != nil {
-		return nil, fmt.Errorf("failed to list deployments: %w", err)
-	}
-	// No Deployment with a Foo's label has these names: missing, or foreign.
-	for _, foos := range waiting {
-		for _, f := range foos {
-			keys = append(keys, types.NamespacedName{Namespace: f.Namespace, Name: f.Name})
-		}
-	}
-	return keys, nil
-}
-
-// pages returns a pager of 500 objects a page that fetches the next page
-// while the current one is read, and no further: a resync holds two pages at
-// most (client-go's default buffers ten).
-func pages(list pager.ListPageFunc) *pager.ListPager {
-	p := pager.New(list)
-	p.PageBufferSize = 0
-	return p
+			return foo.Spec.DeploymentName
+		},
+		NeedsWork: NeedsWork,
+	}.KeysNeedingWork(ctx)
 }
 
 // Claimants returns the Foos of ns that ask for the Deployment name, now

@@ -25,34 +25,42 @@ import (
 	"strings"
 
 	cloudevents "github.com/cloudevents/sdk-go/v2"
+	corev1 "k8s.io/api/core/v1"
 	apierrs "k8s.io/apimachinery/pkg/api/errors"
 	apivalidation "k8s.io/apimachinery/pkg/api/validation"
 	"k8s.io/apimachinery/pkg/api/validation/path"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
-	appsv1listers "k8s.io/client-go/listers/apps/v1"
+	"knative.dev/eventing/pkg/apis/sources"
 
 	"github.com/frugal-operator/foo-operator/pkg/serverless/ownwrites"
+	"github.com/frugal-operator/foo-operator/pkg/serverless/uncached"
 )
 
-// CloudEvent types this package understands.
-const (
-	// ResourceEventPrefix starts the types of ApiServerSource events in
-	// Resource mode, whose data is the whole object (its last state on delete).
-	ResourceEventPrefix = "dev.knative.apiserver.resource."
-	// RefEventPrefix starts the types of ApiServerSource events in Reference
-	// mode, whose data is {kind, namespace, name, apiVersion}.
-	RefEventPrefix = "dev.knative.apiserver.ref."
-	// PingEventType is PingSource's event type: a resync.
-	PingEventType = "dev.knative.sources.ping"
-)
+// PingEventType is PingSource's event type (sourcesv1.PingSourceEventType,
+// which is not imported: its package links all of eventing's API): a resync.
+const PingEventType = "dev.knative.sources.ping"
 
-var apiServerVerbs = map[string]bool{"add": true, "update": true, "delete": true}
+// verbs maps the types of ApiServerSource's events to what happened. In
+// Resource mode an event's data is the whole object (its last state on
+// delete); in Reference mode, a corev1.ObjectReference.
+var verbs = map[string]struct {
+	verb string
+	ref  bool
+}{
+	sources.ApiServerSourceAddEventType:       {"add", false},
+	sources.ApiServerSourceUpdateEventType:    {"update", false},
+	sources.ApiServerSourceDeleteEventType:    {"delete", false},
+	sources.ApiServerSourceAddRefEventType:    {"add", true},
+	sources.ApiServerSourceUpdateRefEventType: {"update", true},
+	sources.ApiServerSourceDeleteRefEventType: {"delete", true},
+}
 
 // Target is what an event asks of the reconciler.
 type Target struct {
-	// Keys are the Foos to reconcile.
+	// Keys are the owners to reconcile.
 	Keys []types.NamespacedName
 	// Resync asks for a resync: the keys the Server's KeyLister gives.
 	Resync bool
@@ -76,21 +84,15 @@ func IsBadEvent(err error) bool {
 	return errors.As(err, &b)
 }
 
-// Decoder maps CloudEvents to the Foo keys they concern. Owner says which
-// kind owns the dependent objects (Deployments) and Deployments reads a
-// Deployment that a Reference-mode event names.
+// Decoder maps CloudEvents to the keys of the owners they concern: an
+// owner's event to that owner, an owned object's event to the owner that
+// controls it, a ping to a resync.
 type Decoder struct {
-	// Owner is the group and kind of the reconciled resource: Foo.
+	// Owner is the group and kind of the reconciled resource.
 	Owner schema.GroupKind
-	// Deployments reads Deployments for Reference-mode events, which do not
-	// carry the owner.
-	Deployments appsv1listers.DeploymentLister
-	// Claimants, if set, is asked when a dependent object that an owner
-	// controlled is deleted (Resource mode): which other owners want an
-	// object of that name, and were refused it while holder had it? They are
-	// reconciled too, so that one converges as soon as the name is free.
-	Claimants func(ctx context.Context, ns, name, holder string) ([]types.NamespacedName, error)
-	// OwnWrites, if set, holds the dependent objects the reconciler wrote:
+	// Owned are the kinds that owners control.
+	Owned []Owned
+	// OwnWrites, if set, holds the owned objects the reconciler wrote:
 	// an add or update event (Resource mode) of exactly such a version, or an
 	// add while the reconciler's create of that object is in flight, only
 	// reports that write, and is ignored.
@@ -100,6 +102,38 @@ type Decoder struct {
 	// status write, typically), and a delete (garbage collection removes
 	// what it owned). Resource mode only: Reference mode does not carry them.
 	SkipNoOp bool
+}
+
+// Owned is a kind of object that owners control.
+type Owned struct {
+	// Kind is the group and kind of the objects.
+	Kind schema.GroupKind
+	// Get reads one, for Reference-mode events, which do not carry the owner.
+	Get func(ctx context.Context, namespace, name string) (metav1.Object, error)
+	// Claimants, if set, is asked when an object that an owner controlled is
+	// deleted (Resource mode): which other owners want an object of that
+	// name, and were refused it while holder had it? They are reconciled
+	// too, so that one converges as soon as the name is free.
+	Claimants func(ctx context.Context, namespace, name, holder string) ([]types.NamespacedName, error)
+}
+
+// OwnedKind returns the Owned of kind, read through a typed client.
+func OwnedKind[T interface {
+	runtime.Object
+	metav1.Object
+}, L runtime.Object](kind schema.GroupKind, client func(namespace string) uncached.Client[T, L]) Owned {
+	return Owned{Kind: kind, Get: func(ctx context.Context, namespace, name string) (metav1.Object, error) {
+		return client(namespace).Get(ctx, name, metav1.GetOptions{})
+	}}
+}
+
+func (d *Decoder) owned(gk schema.GroupKind) *Owned {
+	for i := range d.Owned {
+		if d.Owned[i].Kind == gk {
+			return &d.Owned[i]
+		}
+	}
+	return nil
 }
 
 // eventObject is what is read of a Resource-mode event's object: its keys,
@@ -121,26 +155,26 @@ type eventObject struct {
 	} `json:"status"`
 }
 
-var deploymentKind = schema.GroupKind{Group: "apps", Kind: "Deployment"}
-
 // Decode returns what the event asks for. Errors are BadEventErrors when the
 // event cannot be used, other errors when reading the API server failed.
 func (d *Decoder) Decode(ctx context.Context, e *cloudevents.Event) (Target, error) {
 	t := e.Type()
+	v, ok := verbs[t]
 	switch {
 	case t == PingEventType:
 		return Target{Resync: true}, nil
-	case strings.HasPrefix(t, ResourceEventPrefix) && apiServerVerbs[strings.TrimPrefix(t, ResourceEventPrefix)]:
-		return d.decodeResource(ctx, e, strings.TrimPrefix(t, ResourceEventPrefix))
-	case strings.HasPrefix(t, RefEventPrefix) && apiServerVerbs[strings.TrimPrefix(t, RefEventPrefix)]:
+	case !ok:
+		return Target{Ignored: fmt.Sprintf("event type %q is not handled", t)}, nil
+	case v.ref:
 		return d.decodeRef(ctx, e)
 	default:
-		return Target{Ignored: fmt.Sprintf("event type %q is not handled", t)}, nil
+		return d.decodeResource(ctx, e, v.verb)
 	}
 }
 
 // decodeResource reads the object a Resource-mode event carries. The owner
-// of a Deployment is read from the object itself, which works on delete too.
+// of an owned object is read from the object itself, which works on delete
+// too.
 func (d *Decoder) decodeResource(ctx context.Context, e *cloudevents.Event, verb string) (Target, error) {
 	var obj eventObject
 	if err := unmarshalData(e, &obj); err != nil {
@@ -154,8 +188,7 @@ func (d *Decoder) decodeResource(ctx context.Context, e *cloudevents.Event, verb
 	if meta.Name == "" {
 		return Target{}, badEvent("event data has no metadata.name")
 	}
-	switch gk {
-	case d.Owner:
+	if gk == d.Owner {
 		t, err := d.ownerKey(meta.Namespace, meta.Name)
 		if err != nil {
 			return t, err
@@ -166,33 +199,34 @@ func (d *Decoder) decodeResource(ctx context.Context, e *cloudevents.Event, verb
 			}
 		}
 		return t, nil
-	case deploymentKind:
-		if err := validObject(gk.Kind, meta.Namespace, meta.Name); err != nil {
-			return Target{}, err
-		}
-		t, err := d.controllerKey(meta.Namespace, meta.Name, meta.OwnerReferences)
-		if err != nil || len(t.Keys) == 0 {
-			return t, err
-		}
-		own := d.OwnWrites.IsOwn
-		if verb == "add" {
-			own = d.OwnWrites.IsOwnAdd // the create's answer may not be in yet
-		}
-		if verb != "delete" && own(gk, meta.Namespace, meta.Name, meta.ResourceVersion) {
-			return Target{Ignored: fmt.Sprintf("resourceVersion %s of %s/%s is the reconciler's own write", meta.ResourceVersion, meta.Namespace, meta.Name)}, nil
-		}
-		if verb != "delete" || d.Claimants == nil {
-			return t, nil
-		}
-		claimants, err := d.Claimants(ctx, meta.Namespace, meta.Name, t.Keys[0].Name)
-		if err != nil {
-			return Target{}, err
-		}
-		t.Keys = append(t.Keys, claimants...)
-		return t, nil
-	default:
+	}
+	owned := d.owned(gk)
+	if owned == nil {
 		return Target{Ignored: fmt.Sprintf("kind %s is not handled", gk)}, nil
 	}
+	if err := validObject(gk.Kind, meta.Namespace, meta.Name); err != nil {
+		return Target{}, err
+	}
+	t, err := d.controllerKey(meta.Namespace, meta.Name, metav1.GetControllerOfNoCopy(&metav1.ObjectMeta{OwnerReferences: meta.OwnerReferences}))
+	if err != nil || len(t.Keys) == 0 {
+		return t, err
+	}
+	own := d.OwnWrites.IsOwn
+	if verb == "add" {
+		own = d.OwnWrites.IsOwnAdd // the create's answer may not be in yet
+	}
+	if verb != "delete" && own(gk, meta.Namespace, meta.Name, meta.ResourceVersion) {
+		return Target{Ignored: fmt.Sprintf("resourceVersion %s of %s/%s is the reconciler's own write", meta.ResourceVersion, meta.Namespace, meta.Name)}, nil
+	}
+	if verb != "delete" || owned.Claimants == nil {
+		return t, nil
+	}
+	claimants, err := owned.Claimants(ctx, meta.Namespace, meta.Name, t.Keys[0].Name)
+	if err != nil {
+		return Target{}, err
+	}
+	t.Keys = append(t.Keys, claimants...)
+	return t, nil
 }
 
 // nothingToDo says why an owner event asks for no reconcile, or "".
@@ -208,19 +242,11 @@ func (d *Decoder) nothingToDo(verb string, o *eventObject) string {
 	return ""
 }
 
-// refData is the data of a Reference-mode ApiServerSource event.
-type refData struct {
-	APIVersion string `json:"apiVersion"`
-	Kind       string `json:"kind"`
-	Namespace  string `json:"namespace"`
-	Name       string `json:"name"`
-}
-
-// decodeRef maps a Reference-mode event. A Deployment's owner is not in the
-// event, so the Deployment is read; a deleted one cannot be mapped, which is
-// why the owned-Deployment source uses Resource mode.
+// decodeRef maps a Reference-mode event. An owned object's owner is not in
+// the event, so the object is read; a deleted one cannot be mapped, which is
+// why the sources of owned objects use Resource mode.
 func (d *Decoder) decodeRef(ctx context.Context, e *cloudevents.Event) (Target, error) {
-	var ref refData
+	var ref corev1.ObjectReference
 	if err := unmarshalData(e, &ref); err != nil {
 		return Target{}, err
 	}
@@ -231,24 +257,25 @@ func (d *Decoder) decodeRef(ctx context.Context, e *cloudevents.Event) (Target, 
 	if ref.Name == "" {
 		return Target{}, badEvent("event data has no name")
 	}
-	switch gk {
-	case d.Owner:
+	if gk == d.Owner {
 		return d.ownerKey(ref.Namespace, ref.Name)
-	case deploymentKind:
-		if err := validObject(gk.Kind, ref.Namespace, ref.Name); err != nil {
-			return Target{}, err
-		}
-		dep, err := d.Deployments.Deployments(ref.Namespace).Get(ref.Name)
-		if apierrs.IsNotFound(err) {
-			return Target{Ignored: fmt.Sprintf("deployment %s/%s no longer exists, its owner is unknown", ref.Namespace, ref.Name)}, nil
-		}
-		if err != nil {
-			return Target{}, fmt.Errorf("failed to get deployment %s/%s: %w", ref.Namespace, ref.Name, err)
-		}
-		return d.controllerKey(dep.Namespace, dep.Name, dep.OwnerReferences)
-	default:
+	}
+	owned := d.owned(gk)
+	if owned == nil {
 		return Target{Ignored: fmt.Sprintf("kind %s is not handled", gk)}, nil
 	}
+	if err := validObject(gk.Kind, ref.Namespace, ref.Name); err != nil {
+		return Target{}, err
+	}
+	kind := strings.ToLower(gk.Kind)
+	obj, err := owned.Get(ctx, ref.Namespace, ref.Name)
+	if apierrs.IsNotFound(err) {
+		return Target{Ignored: fmt.Sprintf("%s %s/%s no longer exists, its owner is unknown", kind, ref.Namespace, ref.Name)}, nil
+	}
+	if err != nil {
+		return Target{}, fmt.Errorf("failed to get %s %s/%s: %w", kind, ref.Namespace, ref.Name, err)
+	}
+	return d.controllerKey(ref.Namespace, ref.Name, metav1.GetControllerOfNoCopy(obj))
 }
 
 func (d *Decoder) ownerKey(ns, name string) (Target, error) {
@@ -258,13 +285,10 @@ func (d *Decoder) ownerKey(ns, name string) (Target, error) {
 	return Target{Keys: []types.NamespacedName{{Namespace: ns, Name: name}}}, nil
 }
 
-// controllerKey maps a dependent object, whose namespace and name the caller
-// validated, to its controlling owner, if that is of the owner kind.
-func (d *Decoder) controllerKey(ns, name string, refs []metav1.OwnerReference) (Target, error) {
-	for _, ref := range refs {
-		if ref.Controller == nil || !*ref.Controller {
-			continue
-		}
+// controllerKey maps an owned object, whose namespace and name the caller
+// validated, to its controller ref, if that is of the owner kind.
+func (d *Decoder) controllerKey(ns, name string, ref *metav1.OwnerReference) (Target, error) {
+	if ref != nil {
 		gv, err := schema.ParseGroupVersion(ref.APIVersion)
 		if err == nil && gv.WithKind(ref.Kind).GroupKind() == d.Owner {
 			if errs := objectNameErrors(ref.Name); len(errs) > 0 {
@@ -272,13 +296,12 @@ func (d *Decoder) controllerKey(ns, name string, refs []metav1.OwnerReference) (
 			}
 			return Target{Keys: []types.NamespacedName{{Namespace: ns, Name: ref.Name}}}, nil
 		}
-		break // one controller at most
 	}
 	return Target{Ignored: fmt.Sprintf("%s/%s is not controlled by a %s", ns, name, d.Owner.Kind)}, nil
 }
 
 // validObject returns a BadEventError unless ns and name could name a
-// namespaced object of kind (a Foo or a Deployment) that the API server
+// namespaced object of kind that the API server
 // accepts: a key it could never hold is a poison event, which delivering
 // again cannot fix.
 func validObject(kind, ns, name string) error {
@@ -294,8 +317,8 @@ func validObject(kind, ns, name string) error {
 	return nil
 }
 
-// objectNameErrors says why the API server would refuse name for a Foo or a
-// Deployment: a name must be a path segment and a DNS-1123 subdomain.
+// objectNameErrors says why the API server would refuse name for an object
+// of most kinds: a name must be a path segment and a DNS-1123 subdomain.
 func objectNameErrors(name string) []string {
 	return append(path.IsValidPathSegmentName(name), apivalidation.NameIsDNSSubdomain(name, false)...)
 }

@@ -27,12 +27,11 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	kubefake "k8s.io/client-go/kubernetes/fake"
 	clientgotesting "k8s.io/client-go/testing"
-	"knative.dev/pkg/kmeta"
 
-	samplesv1alpha1 "github.com/frugal-operator/foo-operator/pkg/apis/samplecontroller/v1alpha1"
 	"github.com/frugal-operator/foo-operator/pkg/serverless/ownwrites"
 	"github.com/frugal-operator/foo-operator/pkg/serverless/uncached"
 )
@@ -40,17 +39,25 @@ import (
 func ownedDeployment(ns, name, owner string) *appsv1.Deployment {
 	d := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}
 	if owner != "" {
-		foo := &samplesv1alpha1.Foo{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: owner, UID: types.UID("u-" + owner)}}
-		d.OwnerReferences = []metav1.OwnerReference{*kmeta.NewControllerRef(foo)}
+		d.OwnerReferences = []metav1.OwnerReference{*metav1.NewControllerRef(
+			&metav1.ObjectMeta{Name: owner, UID: types.UID("u-" + owner)}, fooKind.WithVersion("v1alpha1"))}
 	}
 	return d
 }
 
+// The kinds of the tests: a Foo that owns Deployments.
+var (
+	fooKind        = schema.GroupKind{Group: "samplecontroller.knative.io", Kind: "Foo"}
+	deploymentKind = appsv1.SchemeGroupVersion.WithKind("Deployment").GroupKind()
+)
+
 func newDecoder(objs ...runtime.Object) (*Decoder, *kubefake.Clientset) {
 	kc := kubefake.NewSimpleClientset(objs...)
 	return &Decoder{
-		Owner:       samplesv1alpha1.Kind("Foo"),
-		Deployments: uncached.NewDeploymentLister(context.Background(), kc),
+		Owner: fooKind,
+		Owned: []Owned{OwnedKind(deploymentKind, func(ns string) uncached.Client[*appsv1.Deployment, *appsv1.DeploymentList] {
+			return kc.AppsV1().Deployments(ns)
+		})},
 	}, kc
 }
 
@@ -120,7 +127,7 @@ func TestDecode(t *testing.T) {
 		{name: "other type", event: func() cloudevents.Event { e := pingEvent(); e.SetType("com.example.thing"); return e }(), want: Target{Ignored: `event type "com.example.thing" is not handled`}},
 		{name: "apiserver type with unknown verb", event: func() cloudevents.Event {
 			e := fooResourceEvent("add", "ns", "a")
-			e.SetType(ResourceEventPrefix + "patch")
+			e.SetType("dev.knative.apiserver.resource.patch")
 			return e
 		}(), want: Target{Ignored: `event type "dev.knative.apiserver.resource.patch" is not handled`}},
 		{name: "no data", event: withData(fooResourceEvent("add", "ns", "a"), "", nil), wantBad: true},
@@ -241,7 +248,7 @@ func TestDecodeDeletedDeploymentWakesItsClaimants(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			d, _ := newDecoder()
 			var got *call
-			d.Claimants = func(_ context.Context, ns, name, holder string) ([]types.NamespacedName, error) {
+			d.Owned[0].Claimants = func(_ context.Context, ns, name, holder string) ([]types.NamespacedName, error) {
 				got = &call{ns, name, holder}
 				return tc.claimants, tc.err
 			}

@@ -54,6 +54,8 @@ const (
 
 // Options configure a Server. Zero values take the defaults above.
 type Options struct {
+	// Name names the workqueue (and its metrics); "reconciler" when empty.
+	Name string
 	// Address to listen on; ":<Port>" when empty.
 	Address string
 	Port    int
@@ -79,6 +81,9 @@ type Options struct {
 	AckDeadline time.Duration
 	// Workers is how many keys are reconciled at once.
 	Workers int
+	// MaxFailures is how many failed reconciles of a key (retried with
+	// backoff) an event sits through before it is answered 503.
+	MaxFailures int
 	// ShutdownTimeout bounds the drain on shutdown: in-flight events are
 	// answered and in-flight reconciles finished within it.
 	ShutdownTimeout time.Duration
@@ -121,6 +126,12 @@ func (o Options) withDefaults() Options {
 	if o.Workers <= 0 {
 		o.Workers = DefaultWorkers
 	}
+	if o.MaxFailures <= 0 {
+		o.MaxFailures = DefaultMaxFailures
+	}
+	if o.Name == "" {
+		o.Name = "reconciler"
+	}
 	if o.ShutdownTimeout <= 0 {
 		o.ShutdownTimeout = o.AckDeadline + 10*time.Second
 	}
@@ -128,16 +139,16 @@ func (o Options) withDefaults() Options {
 }
 
 // Server receives CloudEvents over HTTP, enqueues the keys they map to into
-// a controller.Impl whose reconciler is a Tracker, and answers each event
-// once those keys are reconciled. It serves /healthz and /readyz on the same
+// a controller.Impl around the reconciler, and answers each event once
+// those keys are reconciled. It serves /healthz and /readyz on the same
 // port.
 type Server struct {
-	opts    Options
-	impl    *controller.Impl
-	tracker *Tracker
-	decoder *Decoder
-	resync  KeyLister
-	ready   atomic.Bool
+	opts     Options
+	impl     *controller.Impl
+	outcomes *outcomes
+	decoder  *Decoder
+	resync   KeyLister
+	ready    atomic.Bool
 
 	// enqueued, if set, is called once an event's keys are enqueued (tests).
 	enqueued func()
@@ -153,11 +164,19 @@ type Server struct {
 // need nothing makes a resync cheap.
 type KeyLister func(ctx context.Context) ([]types.NamespacedName, error)
 
-// New returns a Server. impl must reconcile through tracker; resync says
-// which keys a resync (the ping's, and the cold start's) reconciles.
-func New(impl *controller.Impl, tracker *Tracker, decoder *Decoder, resync KeyLister, opts Options) *Server {
+// New returns a Server feeding rec (a generated reconciler, typically) from
+// the events that decoder maps; resync says which keys a resync (the
+// ping's, and the cold start's) reconciles. It builds the controller.Impl,
+// around a wrapper of rec that learns each reconcile's outcome: ctx holds
+// its logger. Nothing else feeds the Impl's queue.
+func New(ctx context.Context, rec controller.Reconciler, decoder *Decoder, resync KeyLister, opts Options) *Server {
 	opts = opts.withDefaults()
-	return &Server{opts: opts, impl: impl, tracker: tracker, decoder: decoder, resync: resync,
+	o := newOutcomes(rec, opts.MaxFailures)
+	impl := controller.NewContext(ctx, o, controller.ControllerOptions{
+		WorkQueueName: opts.Name,
+		Logger:        logging.FromContext(ctx),
+	})
+	return &Server{opts: opts, impl: impl, outcomes: o, decoder: decoder, resync: resync,
 		budget: semaphore.NewWeighted(opts.MaxInflightBytes)}
 }
 
@@ -289,15 +308,15 @@ func (s *Server) serveEvent(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusAccepted)
 		return
 	}
-	watch := s.tracker.Watch(keys)
-	defer watch.Stop()
+	awaited := s.outcomes.await(keys)
+	defer awaited.Stop()
 	enqueue()
 	if s.enqueued != nil {
 		s.enqueued()
 	}
 	waitCtx, cancel := context.WithDeadline(ctx, deadline)
 	defer cancel()
-	switch err := watch.Wait(waitCtx); {
+	switch err := awaited.Wait(waitCtx); {
 	case err == nil:
 		logger.Debugw("Reconciled", zap.Int("keys", len(keys)))
 		w.WriteHeader(http.StatusOK)
@@ -305,7 +324,7 @@ func (s *Server) serveEvent(w http.ResponseWriter, r *http.Request) {
 		reply(w, http.StatusServiceUnavailable, oneLine(err.Error()))
 	default:
 		reply(w, http.StatusServiceUnavailable,
-			fmt.Sprintf("%d of %d keys not reconciled within %v", watch.Pending(), len(keys), s.opts.AckDeadline))
+			fmt.Sprintf("%d of %d keys not reconciled within %v", awaited.Pending(), len(keys), s.opts.AckDeadline))
 	}
 }
 

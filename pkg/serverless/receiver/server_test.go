@@ -101,12 +101,11 @@ func (r *fakeReconciler) callsOf(key string) int {
 }
 
 type testServer struct {
-	url     string
-	stop    context.CancelFunc
-	done    chan error
-	rec     *fakeReconciler
-	tracker *Tracker
-	srv     *Server
+	url  string
+	stop context.CancelFunc
+	done chan error
+	rec  *fakeReconciler
+	srv  *Server
 	// enqueues counts the events whose keys were enqueued.
 	enqueues atomic.Int32
 }
@@ -116,15 +115,13 @@ type testServer struct {
 func startServer(t *testing.T, rec *fakeReconciler, opts Options, resync ...types.NamespacedName) *testServer {
 	t.Helper()
 	ctx, cancel := context.WithCancel(logtesting.TestContextWithLogger(t))
-	tracker := NewTracker(rec, DefaultMaxFailures)
-	impl := controller.NewContext(ctx, tracker, controller.ControllerOptions{WorkQueueName: "test", Logger: logtesting.TestLogger(t)})
 	d, _ := newDecoder(ownedDeployment("ns", "web", "a"))
 	if opts.Address == "" {
 		opts.Address = "127.0.0.1:0"
 	}
-	srv := New(impl, tracker, d, func(context.Context) ([]types.NamespacedName, error) { return resync, nil }, opts)
+	srv := New(ctx, rec, d, func(context.Context) ([]types.NamespacedName, error) { return resync, nil }, opts)
 	addr := make(chan net.Addr, 1)
-	ts := &testServer{stop: cancel, done: make(chan error, 1), rec: rec, tracker: tracker, srv: srv}
+	ts := &testServer{stop: cancel, done: make(chan error, 1), rec: rec, srv: srv}
 	srv.enqueued = func() { ts.enqueues.Add(1) }
 	go func() { ts.done <- srv.Run(ctx, func(a net.Addr) { addr <- a }) }()
 	select {
@@ -581,9 +578,10 @@ func TestShutdownDrainsInFlightEvents(t *testing.T) {
 
 // watching returns how many watches wait on key.
 func (ts *testServer) watching(key string) int {
-	ts.tracker.mu.Lock()
-	defer ts.tracker.mu.Unlock()
-	if s, ok := ts.tracker.keys[key]; ok {
+	o := ts.srv.outcomes
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if s, ok := o.keys[key]; ok {
 		return len(s.waiters)
 	}
 	return 0

@@ -25,56 +25,63 @@ import (
 	apierrs "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/apimachinery/pkg/runtime"
 	kubefake "k8s.io/client-go/kubernetes/fake"
-
-	samplesv1alpha1 "github.com/frugal-operator/foo-operator/pkg/apis/samplecontroller/v1alpha1"
-	foofake "github.com/frugal-operator/foo-operator/pkg/client/clientset/versioned/fake"
+	appsv1listers "k8s.io/client-go/listers/apps/v1"
 )
 
-func meta(ns, name string, l map[string]string) metav1.ObjectMeta {
-	return metav1.ObjectMeta{Namespace: ns, Name: name, Labels: l}
+// deploymentLister is the generated DeploymentLister on a Lister: what each
+// kind takes.
+type deploymentLister struct {
+	Lister[*appsv1.Deployment, *appsv1.DeploymentList]
 }
 
-func names[T interface {
-	GetNamespace() string
-	GetName() string
-}](objs []T) []string {
+func (l deploymentLister) Deployments(ns string) appsv1listers.DeploymentNamespaceLister {
+	return l.In(ns)
+}
+
+var _ appsv1listers.DeploymentLister = deploymentLister{}
+
+func deployment(ns, name string, l map[string]string) *appsv1.Deployment {
+	return &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, Labels: l}}
+}
+
+func names(objs []*appsv1.Deployment) []string {
 	out := make([]string, 0, len(objs))
 	for _, o := range objs {
-		out = append(out, o.GetNamespace()+"/"+o.GetName())
+		out = append(out, o.Namespace+"/"+o.Name)
 	}
 	return out
 }
 
-func TestFooLister(t *testing.T) {
-	ctx := context.Background()
-	client := foofake.NewSimpleClientset(
-		&samplesv1alpha1.Foo{ObjectMeta: meta("a", "one", map[string]string{"tier": "web"})},
-		&samplesv1alpha1.Foo{ObjectMeta: meta("a", "two", nil)},
-		&samplesv1alpha1.Foo{ObjectMeta: meta("b", "three", map[string]string{"tier": "web"})},
+func TestLister(t *testing.T) {
+	kc := kubefake.NewSimpleClientset(
+		deployment("a", "web", map[string]string{"app": "nginx"}),
+		deployment("a", "db", nil),
+		deployment("b", "web", map[string]string{"app": "nginx"}),
 	)
-	l := NewFooLister(ctx, client)
+	l := deploymentLister{New(context.Background(), func(ns string) Client[*appsv1.Deployment, *appsv1.DeploymentList] {
+		return kc.AppsV1().Deployments(ns)
+	})}
 
-	got, err := l.Foos("a").Get("one")
-	if err != nil || got.Name != "one" {
-		t.Fatalf("Get(one) = %v, %v", got, err)
+	if got, err := l.Deployments("b").Get("web"); err != nil || got.Namespace != "b" || got.Name != "web" {
+		t.Fatalf("Get(b/web) = %v, %v", got, err)
 	}
-	if _, err := l.Foos("a").Get("three"); !apierrs.IsNotFound(err) {
-		t.Errorf("Get(three) in a = %v, want NotFound", err)
+	if _, err := l.Deployments("b").Get("db"); !apierrs.IsNotFound(err) {
+		t.Errorf("Get(b/db) = %v, want NotFound", err)
 	}
 
 	tests := []struct {
 		name string
-		list func() ([]*samplesv1alpha1.Foo, error)
+		list func() ([]*appsv1.Deployment, error)
 		want []string
 	}{
-		{"all namespaces", func() ([]*samplesv1alpha1.Foo, error) { return l.List(labels.Everything()) }, []string{"a/one", "a/two", "b/three"}},
-		{"nil selector", func() ([]*samplesv1alpha1.Foo, error) { return l.List(nil) }, []string{"a/one", "a/two", "b/three"}},
-		{"one namespace", func() ([]*samplesv1alpha1.Foo, error) { return l.Foos("a").List(labels.Everything()) }, []string{"a/one", "a/two"}},
-		{"by selector", func() ([]*samplesv1alpha1.Foo, error) {
-			return l.List(labels.SelectorFromSet(labels.Set{"tier": "web"}))
-		}, []string{"a/one", "b/three"}},
+		{"all namespaces", func() ([]*appsv1.Deployment, error) { return l.List(labels.Everything()) }, []string{"a/db", "a/web", "b/web"}},
+		{"nil selector", func() ([]*appsv1.Deployment, error) { return l.List(nil) }, []string{"a/db", "a/web", "b/web"}},
+		{"one namespace", func() ([]*appsv1.Deployment, error) { return l.Deployments("a").List(labels.Everything()) }, []string{"a/db", "a/web"}},
+		{"by selector", func() ([]*appsv1.Deployment, error) {
+			return l.List(labels.SelectorFromSet(labels.Set{"app": "nginx"}))
+		}, []string{"a/web", "b/web"}},
+		{"none", func() ([]*appsv1.Deployment, error) { return l.Deployments("c").List(labels.Everything()) }, []string{}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -86,36 +93,5 @@ func TestFooLister(t *testing.T) {
 				t.Error("List (-want, +got):", diff)
 			}
 		})
-	}
-}
-
-func TestDeploymentLister(t *testing.T) {
-	ctx := context.Background()
-	objs := []runtime.Object{
-		&appsv1.Deployment{ObjectMeta: meta("a", "web", map[string]string{"app": "nginx"})},
-		&appsv1.Deployment{ObjectMeta: meta("a", "db", nil)},
-		&appsv1.Deployment{ObjectMeta: meta("b", "web", map[string]string{"app": "nginx"})},
-	}
-	l := NewDeploymentLister(ctx, kubefake.NewSimpleClientset(objs...))
-
-	if got, err := l.Deployments("b").Get("web"); err != nil || got.Namespace != "b" {
-		t.Fatalf("Get(b/web) = %v, %v", got, err)
-	}
-	if _, err := l.Deployments("b").Get("db"); !apierrs.IsNotFound(err) {
-		t.Errorf("Get(b/db) = %v, want NotFound", err)
-	}
-	got, err := l.List(labels.SelectorFromSet(labels.Set{"app": "nginx"}))
-	if err != nil {
-		t.Fatal("List() =", err)
-	}
-	if diff := cmp.Diff([]string{"a/web", "b/web"}, names(got)); diff != "" {
-		t.Error("List (-want, +got):", diff)
-	}
-	got, err = l.Deployments("a").List(labels.Everything())
-	if err != nil {
-		t.Fatal("List() =", err)
-	}
-	if diff := cmp.Diff([]string{"a/db", "a/web"}, names(got)); diff != "" {
-		t.Error("List in a (-want, +got):", diff)
 	}
 }

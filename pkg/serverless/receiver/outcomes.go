@@ -27,13 +27,13 @@ import (
 	pkgreconciler "knative.dev/pkg/reconciler"
 )
 
-// Tracker wraps a controller.Reconciler to learn the outcome of every
-// reconcile, so that callers can wait for the keys they enqueued. It forwards
+// outcomes wraps a controller.Reconciler to learn the outcome of every
+// reconcile, so that an event can wait for the keys it enqueued. It forwards
 // the LeaderAware methods: the generated reconciler skips every key until it
 // is promoted.
-type Tracker struct {
+type outcomes struct {
 	inner controller.Reconciler
-	// maxFailures is how many failed reconciles of a key a watch sits
+	// maxFailures is how many failed reconciles of a key an awaiting sits
 	// through (the workqueue retries them with backoff) before it fails.
 	maxFailures int
 
@@ -48,24 +48,24 @@ type keyState struct {
 }
 
 type waiter struct {
-	w        *Watch
-	epoch    uint64 // the key's started count when the watch began
+	w        *awaiting
+	epoch    uint64 // the key's started count when the awaiting began
 	failures int
 }
 
 var (
-	_ controller.Reconciler     = (*Tracker)(nil)
-	_ pkgreconciler.LeaderAware = (*Tracker)(nil)
+	_ controller.Reconciler     = (*outcomes)(nil)
+	_ pkgreconciler.LeaderAware = (*outcomes)(nil)
 )
 
-// NewTracker wraps inner. A watch fails once a key's reconcile has failed
-// maxFailures times (at least 1) since the watch began.
-func NewTracker(inner controller.Reconciler, maxFailures int) *Tracker {
-	return &Tracker{inner: inner, maxFailures: max(maxFailures, 1), keys: make(map[string]*keyState)}
+// newOutcomes wraps inner. An awaiting fails once a key's reconcile has failed
+// maxFailures times (at least 1) since the awaiting began.
+func newOutcomes(inner controller.Reconciler, maxFailures int) *outcomes {
+	return &outcomes{inner: inner, maxFailures: max(maxFailures, 1), keys: make(map[string]*keyState)}
 }
 
 // Reconcile implements controller.Reconciler.
-func (t *Tracker) Reconcile(ctx context.Context, key string) error {
+func (t *outcomes) Reconcile(ctx context.Context, key string) error {
 	t.mu.Lock()
 	s := t.state(key)
 	s.started++
@@ -79,7 +79,7 @@ func (t *Tracker) Reconcile(ctx context.Context, key string) error {
 }
 
 // Promote implements reconciler.LeaderAware by forwarding to the wrapped reconciler.
-func (t *Tracker) Promote(b pkgreconciler.Bucket, enq func(pkgreconciler.Bucket, types.NamespacedName)) error {
+func (t *outcomes) Promote(b pkgreconciler.Bucket, enq func(pkgreconciler.Bucket, types.NamespacedName)) error {
 	if la, ok := t.inner.(pkgreconciler.LeaderAware); ok {
 		return la.Promote(b, enq)
 	}
@@ -87,7 +87,7 @@ func (t *Tracker) Promote(b pkgreconciler.Bucket, enq func(pkgreconciler.Bucket,
 }
 
 // Demote implements reconciler.LeaderAware by forwarding to the wrapped reconciler.
-func (t *Tracker) Demote(b pkgreconciler.Bucket) {
+func (t *outcomes) Demote(b pkgreconciler.Bucket) {
 	if la, ok := t.inner.(pkgreconciler.LeaderAware); ok {
 		la.Demote(b)
 	}
@@ -104,7 +104,7 @@ func succeeded(err error) bool {
 	return ok
 }
 
-func (t *Tracker) finish(key string, seq uint64, err error) {
+func (t *outcomes) finish(key string, seq uint64, err error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	s := t.keys[key]
@@ -131,7 +131,7 @@ func (t *Tracker) finish(key string, seq uint64, err error) {
 }
 
 // state returns the key's state, making it. Callers hold t.mu.
-func (t *Tracker) state(key string) *keyState {
+func (t *outcomes) state(key string) *keyState {
 	s, ok := t.keys[key]
 	if !ok {
 		s = &keyState{}
@@ -141,16 +141,16 @@ func (t *Tracker) state(key string) *keyState {
 }
 
 // gc forgets a key nobody waits for and nothing reconciles. Callers hold t.mu.
-func (t *Tracker) gc(key string, s *keyState) {
+func (t *outcomes) gc(key string, s *keyState) {
 	if s.inflight == 0 && len(s.waiters) == 0 {
 		delete(t.keys, key)
 	}
 }
 
-// Watch begins waiting for a reconcile, started from now on, of each key.
+// await begins waiting for a reconcile, started from now on, of each key.
 // Call it before enqueueing the keys, and call Stop when done with it.
-func (t *Tracker) Watch(keys []types.NamespacedName) *Watch {
-	w := &Watch{t: t, pending: make(map[string]bool, len(keys)), ch: make(chan struct{})}
+func (t *outcomes) await(keys []types.NamespacedName) *awaiting {
+	w := &awaiting{t: t, pending: make(map[string]bool, len(keys)), ch: make(chan struct{})}
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	for _, k := range keys {
@@ -168,21 +168,21 @@ func (t *Tracker) Watch(keys []types.NamespacedName) *Watch {
 	return w
 }
 
-// ReconcileFailedError says that a key's reconcile kept failing.
-type ReconcileFailedError struct {
+// reconcileFailedError says that a key's reconcile kept failing.
+type reconcileFailedError struct {
 	Key string
 	Err error
 }
 
-func (e *ReconcileFailedError) Error() string {
+func (e *reconcileFailedError) Error() string {
 	return fmt.Sprintf("reconcile of %s failed: %v", e.Key, e.Err)
 }
 
-func (e *ReconcileFailedError) Unwrap() error { return e.Err }
+func (e *reconcileFailedError) Unwrap() error { return e.Err }
 
-// Watch waits for the reconciles of a set of keys.
-type Watch struct {
-	t *Tracker
+// awaiting waits for the reconciles of a set of keys.
+type awaiting struct {
+	t *outcomes
 	// Guarded by t.mu.
 	pending map[string]bool
 	err     error
@@ -190,14 +190,14 @@ type Watch struct {
 }
 
 // done settles one key. Callers hold w.t.mu.
-func (w *Watch) done(key string, err error) {
+func (w *awaiting) done(key string, err error) {
 	if !w.pending[key] {
 		return
 	}
 	delete(w.pending, key)
 	if err != nil {
-		// One failed key fails the watch: stop waiting for the others.
-		w.err = &ReconcileFailedError{Key: key, Err: err}
+		// One failed key fails the awaiting: stop waiting for the others.
+		w.err = &reconcileFailedError{Key: key, Err: err}
 		if len(w.pending) > 0 {
 			w.stopLocked()
 			return
@@ -209,8 +209,8 @@ func (w *Watch) done(key string, err error) {
 }
 
 // Wait blocks until every key was reconciled (nil), one kept failing (a
-// ReconcileFailedError), or ctx is done (its error).
-func (w *Watch) Wait(ctx context.Context) error {
+// reconcileFailedError), or ctx is done (its error).
+func (w *awaiting) Wait(ctx context.Context) error {
 	select {
 	case <-w.ch:
 		w.t.mu.Lock()
@@ -222,20 +222,20 @@ func (w *Watch) Wait(ctx context.Context) error {
 }
 
 // Stop stops waiting and forgets the keys still pending.
-func (w *Watch) Stop() {
+func (w *awaiting) Stop() {
 	w.t.mu.Lock()
 	defer w.t.mu.Unlock()
 	w.stopLocked()
 }
 
 // Pending returns how many keys are not settled yet.
-func (w *Watch) Pending() int {
+func (w *awaiting) Pending() int {
 	w.t.mu.Lock()
 	defer w.t.mu.Unlock()
 	return len(w.pending)
 }
 
-func (w *Watch) stopLocked() {
+func (w *awaiting) stopLocked() {
 	if len(w.pending) == 0 {
 		return
 	}
@@ -257,6 +257,6 @@ func (w *Watch) stopLocked() {
 
 // errIsFailure tells whether Wait's error is a failed reconcile (not a deadline).
 func errIsFailure(err error) bool {
-	var f *ReconcileFailedError
+	var f *reconcileFailedError
 	return errors.As(err, &f)
 }

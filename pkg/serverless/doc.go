@@ -1,0 +1,42 @@
+/*
+Copyright The Foo Operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// Package serverless runs an operator written on knative.dev/pkg's generated
+// reconciler as a Knative Service that scales to zero: no informer, no
+// leader election, no ConfigMap watch; CloudEvents from ApiServerSource,
+// PingSource or a broker wake it, and each is answered once the keys it maps
+// to are reconciled. An operator's main is a call to Main:
+//
+//	func main() {
+//		serverless.Main(serverless.Operator{
+//			Name:   "foo-reconciler",
+//			Owner:  samplesv1alpha1.Kind("Foo"),
+//			Scheme: fooscheme.Scheme,
+//			New:    foo.New,
+//		})
+//	}
+//
+// Main parses the flags and environment, builds the logger, the API
+// clients (those the generated injection packages register) and the event
+// recorder, asks the operator for its Parts, and serves events until
+// SIGTERM, then drains: the events in flight are answered.
+//
+// Its subpackages are the parts, for an operator that wires itself:
+// receiver (events to keys to the workqueue), uncached (the generated lister
+// interfaces, answered by the API server), resync (which owners need work,
+// by listing) and ownwrites (the reconciler's own writes, recognised when
+// their events come back).
+package serverless

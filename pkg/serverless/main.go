@@ -1,0 +1,185 @@
+/*
+Copyright The Foo Operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package serverless
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"log"
+	"time"
+
+	"github.com/kelseyhightower/envconfig"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
+	"k8s.io/client-go/tools/record"
+	kubeclient "knative.dev/pkg/client/injection/kube/client"
+	"knative.dev/pkg/controller"
+	"knative.dev/pkg/injection"
+	"knative.dev/pkg/logging"
+	"knative.dev/pkg/signals"
+
+	"github.com/frugal-operator/foo-operator/pkg/serverless/ownwrites"
+	"github.com/frugal-operator/foo-operator/pkg/serverless/receiver"
+)
+
+// Operator is what an operator brings.
+type Operator struct {
+	// Name names the component: its logger, its API client's user agent,
+	// its Kubernetes events' source and its workqueue.
+	Name string
+	// Owner is the group and kind that the reconciler reconciles.
+	Owner schema.GroupKind
+	// Scheme knows the Owner's kind, for the Kubernetes events it records
+	// (a generated clientset's scheme package).
+	Scheme *runtime.Scheme
+	// New returns the operator's parts. ctx holds the logger, the injection
+	// clients and the event recorder (controller.GetEventRecorder), and is
+	// not cancelled on SIGTERM: the parts serve the drain. The reconciler
+	// records its writes of owned objects in writes.
+	New func(ctx context.Context, writes *ownwrites.Record) Parts
+}
+
+// Parts are what Main runs.
+type Parts struct {
+	// Reconciler reconciles the Owner's keys: the generated reconciler,
+	// reading through uncached listers.
+	Reconciler controller.Reconciler
+	// Owned are the kinds that owners control, whose events wake their owner.
+	Owned []receiver.Owned
+	// Resync returns the keys that a resync reconciles (the ping's and the
+	// cold start's): those that may need work.
+	Resync receiver.KeyLister
+}
+
+// Defaults of the API client's rate limit: client-go's own (5/s, burst 10)
+// would make a burst of events wait on the client rather than the server.
+// The reconciler is idle, or at zero, most of the time; when it runs, it has
+// work queued.
+const (
+	defaultQPS   = 200
+	defaultBurst = 400
+)
+
+// env holds the settings that the environment gives (a Knative Service's
+// env and PORT); flags override them.
+type env struct {
+	Ack             string        `envconfig:"ACK" default:"reconciled"`
+	LogLevel        string        `envconfig:"LOG_LEVEL" default:"info"`
+	Port            int           `envconfig:"PORT" default:"8080"`
+	AckDeadline     time.Duration `envconfig:"ACK_DEADLINE" default:"30s"`
+	ColdStartResync bool          `envconfig:"COLD_START_RESYNC" default:"true"`
+}
+
+// Main runs op until SIGTERM or SIGINT, then drains; it exits the process
+// on a bad setting or a failure to serve.
+func Main(op Operator) {
+	var e env
+	if err := envconfig.Process("", &e); err != nil {
+		log.Fatal(err)
+	}
+	opts, ack, logLevel := registerFlags(flag.CommandLine, e, op.Name)
+	// Parses the flags, with --kubeconfig (else in-cluster) and --kube-api-qps/--kube-api-burst.
+	cfg := injection.ParseAndGetRESTConfigOrDie()
+	if cfg.QPS == 0 {
+		cfg.QPS = defaultQPS
+	}
+	if cfg.Burst == 0 {
+		cfg.Burst = defaultBurst
+	}
+	cfg.UserAgent = op.Name
+	if err := setAck(opts, *ack); err != nil {
+		log.Fatal(err)
+	}
+	var level zapcore.Level
+	if err := level.UnmarshalText([]byte(*logLevel)); err != nil {
+		log.Fatalf("bad --log-level %q: %v", *logLevel, err)
+	}
+	logger, _ := logging.NewLogger("", level.String())
+	logger = logger.Named(op.Name)
+	defer func() { _ = logger.Sync() }()
+
+	ctx := logging.WithLogger(signals.NewContext(), logger)
+	// The injection clients only: injection.Default.SetupInformers (and
+	// sharedmain) would also build the informers that the generated packages
+	// register.
+	for _, inject := range injection.Default.GetClients() {
+		ctx = inject(ctx, cfg)
+	}
+	partsCtx := context.WithoutCancel(ctx)
+	partsCtx = controller.WithEventRecorder(partsCtx, eventRecorder(kubeclient.Get(ctx).CoreV1(), op))
+
+	writes := ownwrites.New(ownwrites.DefaultMax)
+	parts := op.New(partsCtx, writes)
+	decoder := &receiver.Decoder{Owner: op.Owner, Owned: parts.Owned, OwnWrites: writes, SkipNoOp: true}
+	srv := receiver.New(partsCtx, parts.Reconciler, decoder, parts.Resync, *opts)
+	if err := srv.Run(ctx, nil); err != nil {
+		logger.Fatalw("Receiver failed", zap.Error(err))
+	}
+}
+
+// registerFlags defines the flags on fs, defaulting to e's settings.
+func registerFlags(fs *flag.FlagSet, e env, name string) (opts *receiver.Options, ack, logLevel *string) {
+	opts = &receiver.Options{Name: name}
+	ack = fs.String("ack", e.Ack,
+		"When to answer an event: reconciled (once its keys are reconciled) or queued (once enqueued; direct wiring under bursts, with the cold-start resync on) (env ACK).")
+	logLevel = fs.String("log-level", e.LogLevel, "Log level: debug, info, warn or error (env LOG_LEVEL).")
+	fs.IntVar(&opts.Port, "port", e.Port, "Port to receive events and probes on (env PORT).")
+	fs.Int64Var(&opts.MaxBodyBytes, "max-body-bytes", receiver.DefaultMaxBodyBytes, "Largest event body accepted; bigger ones are answered 413.")
+	fs.Int64Var(&opts.MaxInflightBytes, "max-inflight-bytes", receiver.DefaultMaxInflightBytes,
+		"Bytes of event bodies held at once (it also caps max-body-bytes); an event waits for room until its deadline, then is answered 503.")
+	fs.IntVar(&opts.MaxInflightEvents, "max-inflight-events", receiver.DefaultMaxInflightEvents, "Events handled at once; more are answered 503 at once.")
+	fs.IntVar(&opts.MaxConnections, "max-connections", receiver.DefaultMaxConnections,
+		"Connections open at once, idle ones included; more wait to be accepted. Keep it above max-inflight-events and the Service's containerConcurrency.")
+	fs.DurationVar(&opts.AckDeadline, "ack-deadline", e.AckDeadline,
+		"How long an event waits for its reconciles before it is answered 503 (env ACK_DEADLINE). Keep it below the Service's timeoutSeconds.")
+	fs.IntVar(&opts.Workers, "workers", receiver.DefaultWorkers, "Keys reconciled at once.")
+	fs.DurationVar(&opts.ShutdownTimeout, "shutdown-timeout", 0, "Longest drain on SIGTERM (default: ack-deadline + 10s).")
+	fs.IntVar(&opts.MaxFailures, "max-failures", receiver.DefaultMaxFailures,
+		"Failed reconciles of a key an event sits through (they are retried with backoff) before it is answered 503.")
+	fs.BoolVar(&opts.ColdStartResync, "cold-start-resync", e.ColdStartResync,
+		"Reconcile the owners that need work when the process starts (env COLD_START_RESYNC).")
+	return opts, ack, logLevel
+}
+
+// setAck sets opts' acknowledgement mode.
+func setAck(opts *receiver.Options, ack string) error {
+	switch ack {
+	case "reconciled":
+	case "queued":
+		opts.AckOnEnqueue = true
+		if !opts.ColdStartResync {
+			return fmt.Errorf("--ack=queued needs the cold-start resync: it restores what a crash loses")
+		}
+	default:
+		return fmt.Errorf("bad --ack %q: want reconciled or queued", ack)
+	}
+	return nil
+}
+
+// eventRecorder returns a recorder writing Kubernetes events through the
+// API server, as op's component. It is never stopped: it records the events
+// of the drain's reconciles too.
+func eventRecorder(events typedcorev1.EventsGetter, op Operator) record.EventRecorder {
+	b := record.NewBroadcaster()
+	b.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: events.Events("")})
+	return b.NewRecorder(op.Scheme, corev1.EventSource{Component: op.Name})
+}

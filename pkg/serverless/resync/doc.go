@@ -1,0 +1,21 @@
+/*
+Copyright The Foo Operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// Package resync answers a resync's question, "which owners need work?", by
+// listing: every owner, then the objects they own, a page at a time, compared
+// in memory. At steady state it costs two LISTs per page of owners and
+// writes nothing, where a reconcile of each owner would read twice per owner.
+package resync
