@@ -1,0 +1,102 @@
+/*
+Copyright The Foo Operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package serverless
+
+import (
+	"flag"
+	"io"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/kelseyhightower/envconfig"
+
+	"github.com/frugal-operator/foo-operator/pkg/serverless/receiver"
+)
+
+func TestSettings(t *testing.T) {
+	tests := []struct {
+		name    string
+		env     map[string]string
+		args    []string
+		want    receiver.Options
+		wantErr bool
+	}{{
+		name: "defaults",
+		want: receiver.Options{Name: "op", Port: 8080, AckDeadline: 30 * time.Second, ColdStartResync: true},
+	}, {
+		name: "from the environment",
+		env:  map[string]string{"PORT": "9000", "ACK_DEADLINE": "5s", "ACK": "queued"},
+		want: receiver.Options{Name: "op", Port: 9000, AckDeadline: 5 * time.Second, ColdStartResync: true, AckOnEnqueue: true},
+	}, {
+		name: "flags override the environment",
+		env:  map[string]string{"PORT": "9000", "COLD_START_RESYNC": "false"},
+		args: []string{"--port=9100", "--cold-start-resync", "--workers=8", "--max-failures=2"},
+		want: receiver.Options{Name: "op", Port: 9100, AckDeadline: 30 * time.Second, ColdStartResync: true, Workers: 8, MaxFailures: 2},
+	}, {
+		name:    "ack queued needs the cold-start resync",
+		args:    []string{"--ack=queued", "--cold-start-resync=false"},
+		wantErr: true,
+	}, {
+		name:    "unknown ack",
+		args:    []string{"--ack=later"},
+		wantErr: true,
+	}}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			for k, v := range tc.env {
+				t.Setenv(k, v)
+			}
+			var e env
+			if err := envconfig.Process("", &e); err != nil {
+				t.Fatal("envconfig.Process() =", err)
+			}
+			fs := flag.NewFlagSet("test", flag.ContinueOnError)
+			fs.SetOutput(io.Discard)
+			opts, ack, _ := registerFlags(fs, e, "op")
+			if err := fs.Parse(tc.args); err != nil {
+				t.Fatal("Parse() =", err)
+			}
+			err := setAck(opts, *ack)
+			if (err != nil) != tc.wantErr {
+				t.Fatalf("setAck() = %v, want an error: %v", err, tc.wantErr)
+			}
+			if err != nil {
+				return
+			}
+			// Zero the size limits: they default to the receiver's defaults.
+			opts.MaxBodyBytes, opts.MaxInflightBytes, opts.MaxInflightEvents, opts.MaxConnections = 0, 0, 0, 0
+			if tc.want.Workers == 0 {
+				tc.want.Workers = receiver.DefaultWorkers
+			}
+			if tc.want.MaxFailures == 0 {
+				tc.want.MaxFailures = receiver.DefaultMaxFailures
+			}
+			if diff := cmp.Diff(tc.want, *opts); diff != "" {
+				t.Error("Options (-want, +got):", diff)
+			}
+		})
+	}
+}
+
+func TestBadEnvironmentIsAnError(t *testing.T) {
+	t.Setenv("ACK_DEADLINE", "soon")
+	var e env
+	if err := envconfig.Process("", &e); err == nil {
+		t.Error("envconfig.Process() = nil, want an error for ACK_DEADLINE=soon")
+	}
+}
