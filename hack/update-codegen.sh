@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# Regenerates everything under pkg/client and the deepcopy functions of
-# pkg/apis, offline: the generators come from the module cache at the versions
-# go.mod pins (knative.dev/hack's codegen library is not used; it runs
-# `go run ...@latest`).
+# Regenerates, for each API tree (the Foo operator's pkg/apis and the
+# example's under examples/), the deepcopy functions of its pkg/apis and
+# everything under its pkg/client, offline: the generators come from the
+# module cache at the versions go.mod pins (knative.dev/hack's codegen library
+# is not used; it runs `go run ...@latest`).
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -21,22 +22,39 @@ CODEGEN_PKG=$(go list -m -f '{{.Dir}}' k8s.io/code-generator)
 # shellcheck source=/dev/null
 source "$CODEGEN_PKG/kube_codegen.sh"
 
-echo "== deepcopy"
-kube::codegen::gen_helpers --boilerplate "$BOILERPLATE" "$ROOT/pkg/apis"
+# generate DIR GROUP/VERSION...: generates DIR/pkg/client from the API
+# versions DIR/pkg/apis/GROUP/VERSION (DIR is relative to the module root;
+# "." is the root itself).
+generate() {
+  local dir=$1; shift
+  local root="$ROOT" pkg="$MODULE"
+  if [[ "$dir" != "." ]]; then root="$ROOT/$dir" pkg="$MODULE/$dir"; fi
+  local inputs=()
+  for gv in "$@"; do inputs+=("$pkg/pkg/apis/$gv"); done
 
-echo "== clientset, listers, informers"
-kube::codegen::gen_client --with-watch \
-  --output-dir "$ROOT/pkg/client" --output-pkg "$MODULE/pkg/client" \
-  --boilerplate "$BOILERPLATE" "$ROOT/pkg/apis" 2> >(grep -v 'No such file or directory' >&2)
+  # kube_codegen.sh's functions assign globals (dir, pkg, leaf, arg, ...),
+  # which bash's dynamic scoping would write into this function's locals:
+  # each runs in a subshell.
+  echo "== $dir: deepcopy"
+  (kube::codegen::gen_helpers --boilerplate "$BOILERPLATE" "$root/pkg/apis")
 
-echo "== knative injection and genreconciler"
-# injection-gen never deletes stale files.
-rm -rf "$ROOT/pkg/client/injection"
-go run knative.dev/pkg/codegen/cmd/injection-gen \
-  --go-header-file "$BOILERPLATE" \
-  --input-dirs "$MODULE/pkg/apis/samplecontroller/v1alpha1" \
-  --versioned-clientset-package "$MODULE/pkg/client/clientset/versioned" \
-  --external-versions-informers-package "$MODULE/pkg/client/informers/externalversions" \
-  --listers-package "$MODULE/pkg/client/listers" \
-  --output-package "$MODULE/pkg/client/injection" \
-  --output-dir "$ROOT/pkg/client/injection"
+  echo "== $dir: clientset, listers, informers"
+  (kube::codegen::gen_client --with-watch \
+    --output-dir "$root/pkg/client" --output-pkg "$pkg/pkg/client" \
+    --boilerplate "$BOILERPLATE" "$root/pkg/apis") 2> >(grep -v 'No such file or directory' >&2)
+
+  echo "== $dir: knative injection and genreconciler"
+  # injection-gen never deletes stale files.
+  rm -rf "$root/pkg/client/injection"
+  go run knative.dev/pkg/codegen/cmd/injection-gen \
+    --go-header-file "$BOILERPLATE" \
+    --input-dirs "$(IFS=,; echo "${inputs[*]}")" \
+    --versioned-clientset-package "$pkg/pkg/client/clientset/versioned" \
+    --external-versions-informers-package "$pkg/pkg/client/informers/externalversions" \
+    --listers-package "$pkg/pkg/client/listers" \
+    --output-package "$pkg/pkg/client/injection" \
+    --output-dir "$root/pkg/client/injection"
+}
+
+generate . samplecontroller/v1alpha1
+generate examples/bar-operator example/v1alpha1

@@ -11,7 +11,10 @@ tar -C "$ROOT" --exclude=./_output --exclude=./.git -cf - . | tar -C "$TMP" -xf 
 GOBIN=${GOBIN:-"$ROOT/_output/bin"} "$TMP/hack/update-codegen.sh" >/dev/null
 
 status=0
-diff -Nur "$ROOT/pkg" "$TMP/pkg" || status=1
+# Every tree hack/update-codegen.sh writes into.
+for dir in pkg examples; do
+  diff -Nur "$ROOT/$dir" "$TMP/$dir" || status=1
+done
 diff -u "$ROOT/go.mod" "$TMP/go.mod" || status=1
 if [[ $status -ne 0 ]]; then
   echo "Generated code is out of date: run hack/update-codegen.sh" >&2
