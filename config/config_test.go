@@ -111,12 +111,13 @@ func kindOf(t *testing.T, doc []byte) string {
 	return u.GetAPIVersion() + "/" + u.GetKind()
 }
 
-// TestEveryManifestValidates decodes every document of config/ and
-// config/broker/ into its Go type and runs the type's validation.
+// TestEveryManifestValidates decodes every document of config/,
+// config/broker/ and the example Bar operator's config into its Go type and
+// runs the type's validation.
 func TestEveryManifestValidates(t *testing.T) {
 	ctx := context.Background()
 	seen := map[string]int{}
-	for _, glob := range []string{"*.yaml", "broker/*.yaml"} {
+	for _, glob := range []string{"*.yaml", "broker/*.yaml", "../examples/bar-operator/config/*.yaml"} {
 		for file, ds := range docs(t, glob) {
 			for _, doc := range ds {
 				kind := kindOf(t, doc)
@@ -169,12 +170,12 @@ func TestEveryManifestValidates(t *testing.T) {
 		}
 	}
 	want := map[string]int{
-		"v1/Namespace": 1, "v1/ServiceAccount": 2,
-		"rbac.authorization.k8s.io/v1/ClusterRole": 2, "rbac.authorization.k8s.io/v1/ClusterRoleBinding": 2,
-		"apiextensions.k8s.io/v1/CustomResourceDefinition": 1,
-		"sources.knative.dev/v1/ApiServerSource":           4, "sources.knative.dev/v1/PingSource": 2,
+		"v1/Namespace": 2, "v1/ServiceAccount": 4,
+		"rbac.authorization.k8s.io/v1/ClusterRole": 4, "rbac.authorization.k8s.io/v1/ClusterRoleBinding": 4,
+		"apiextensions.k8s.io/v1/CustomResourceDefinition": 2,
+		"sources.knative.dev/v1/ApiServerSource":           6, "sources.knative.dev/v1/PingSource": 3,
 		"eventing.knative.dev/v1/Broker": 1, "eventing.knative.dev/v1/Trigger": 3,
-		"serving.knative.dev/v1/Service": 2,
+		"serving.knative.dev/v1/Service": 3,
 	}
 	if diff := cmp.Diff(want, seen); diff != "" {
 		t.Error("manifests by kind (-want, +got):", diff)

@@ -1,0 +1,35 @@
+/*
+Copyright The Foo Operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// Command bar-reconciler is the Bar operator's reconciler as a Knative
+// Service: the example operator on pkg/serverless.
+package main
+
+import (
+	examplev1alpha1 "github.com/frugal-operator/foo-operator/examples/bar-operator/pkg/apis/example/v1alpha1"
+	barscheme "github.com/frugal-operator/foo-operator/examples/bar-operator/pkg/client/clientset/versioned/scheme"
+	"github.com/frugal-operator/foo-operator/examples/bar-operator/pkg/reconciler/bar"
+	"github.com/frugal-operator/foo-operator/pkg/serverless"
+)
+
+func main() {
+	serverless.Main(serverless.Operator{
+		Name:   bar.AgentName,
+		Owner:  examplev1alpha1.Kind("Bar"),
+		Scheme: barscheme.Scheme,
+		New:    bar.New,
+	})
+}

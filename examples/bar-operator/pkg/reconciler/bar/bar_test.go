@@ -1,0 +1,255 @@
+/*
+Copyright The Foo Operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package bar
+
+import (
+	"context"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	clientgotesting "k8s.io/client-go/testing"
+	"k8s.io/client-go/tools/record"
+	"knative.dev/pkg/apis"
+	fakekubeclient "knative.dev/pkg/client/injection/kube/client/fake"
+	"knative.dev/pkg/controller"
+	logtesting "knative.dev/pkg/logging/testing"
+	pkgreconciler "knative.dev/pkg/reconciler"
+	. "knative.dev/pkg/reconciler/testing" //nolint:revive,staticcheck // TableTest vocabulary
+
+	examplev1alpha1 "github.com/frugal-operator/foo-operator/examples/bar-operator/pkg/apis/example/v1alpha1"
+	fakebarclient "github.com/frugal-operator/foo-operator/examples/bar-operator/pkg/client/injection/client/fake"
+	"github.com/frugal-operator/foo-operator/examples/bar-operator/pkg/reconciler/bar/resources"
+	"github.com/frugal-operator/foo-operator/pkg/serverless/ownwrites"
+)
+
+const (
+	ns      = "ns"
+	barName = "bar"
+	key     = ns + "/" + barName
+)
+
+type barOption func(*examplev1alpha1.Bar)
+
+func newBar(opts ...barOption) *examplev1alpha1.Bar {
+	b := &examplev1alpha1.Bar{
+		ObjectMeta: metav1.ObjectMeta{Name: barName, Namespace: ns, UID: "bar-uid", Generation: 1},
+		Spec:       examplev1alpha1.BarSpec{Data: map[string]string{"greeting": "hello"}},
+	}
+	for _, o := range opts {
+		o(b)
+	}
+	return b
+}
+
+func withData(d map[string]string) barOption {
+	return func(b *examplev1alpha1.Bar) { b.Spec.Data = d }
+}
+
+// reconciled: the status the reconciler writes when the ConfigMap holds the data.
+func reconciled(b *examplev1alpha1.Bar) {
+	b.Status.InitializeConditions()
+	b.Status.MarkConfigMapReady(b.Name)
+	b.Status.ObservedGeneration = b.Generation
+}
+
+func withStatus(mark func(*examplev1alpha1.BarStatus)) barOption {
+	return func(b *examplev1alpha1.Bar) {
+		b.Status.InitializeConditions()
+		mark(&b.Status)
+		b.Status.ObservedGeneration = b.Generation
+	}
+}
+
+func configMap(b *examplev1alpha1.Bar, edit ...func(*corev1.ConfigMap)) *corev1.ConfigMap {
+	cm := resources.MakeConfigMap(b)
+	for _, e := range edit {
+		e(cm)
+	}
+	return cm
+}
+
+// makeFactory seeds the fake Bar client with the row's Bars and the fake
+// kube client with the rest, and promotes the reconciler.
+func makeFactory(t *testing.T, r *TableRow) (controller.Reconciler, ActionRecorderList, EventList) {
+	ctx := r.Ctx
+	if ctx == nil {
+		ctx = logtesting.TestContextWithLogger(t)
+	}
+	r.Ctx = ctx
+	var bars, kube []runtime.Object
+	for _, o := range r.Objects {
+		if _, ok := o.(*examplev1alpha1.Bar); ok {
+			bars = append(bars, o)
+		} else {
+			kube = append(kube, o)
+		}
+	}
+	ctx, kubeClient := fakekubeclient.With(ctx, kube...)
+	ctx, barClient := fakebarclient.With(ctx, bars...)
+	recorder := record.NewFakeRecorder(10)
+	ctx = controller.WithEventRecorder(ctx, recorder)
+	c := NewReconciler(ctx, nil)
+	if err := c.(pkgreconciler.LeaderAware).Promote(pkgreconciler.UniversalBucket(), func(pkgreconciler.Bucket, types.NamespacedName) {}); err != nil {
+		t.Fatal("Promote() =", err)
+	}
+	for _, reactor := range r.WithReactors {
+		kubeClient.PrependReactor("*", "*", reactor)
+		barClient.PrependReactor("*", "*", reactor)
+	}
+	return c, ActionRecorderList{barClient, kubeClient}, EventList{Recorder: recorder}
+}
+
+func TestReconcile(t *testing.T) {
+	owned := configMap(newBar())
+	foreign := configMap(newBar(), func(cm *corev1.ConfigMap) { cm.OwnerReferences = nil })
+	created := Eventf(corev1.EventTypeNormal, "ConfigMapCreated", "Created configmap %q", barName)
+	updated := Eventf(corev1.EventTypeNormal, "ConfigMapUpdated", "Updated configmap %q", barName)
+	table := TableTest{{
+		Name: "bar not found",
+		Key:  key,
+	}, {
+		Name:              "new Bar: its ConfigMap is created without reading first",
+		Key:               key,
+		Objects:           []runtime.Object{newBar()},
+		WithReactors:      []clientgotesting.ReactionFunc{InduceFailure("get", "configmaps")},
+		WantCreates:       []runtime.Object{owned},
+		WantStatusUpdates: []clientgotesting.UpdateActionImpl{{Object: newBar(reconciled)}},
+		WantEvents:        []string{created},
+	}, {
+		Name:    "converged: no write",
+		Key:     key,
+		Objects: []runtime.Object{newBar(reconciled), owned},
+	}, {
+		Name:        "reconciled Bar whose ConfigMap is gone: read, then recreate",
+		Key:         key,
+		Objects:     []runtime.Object{newBar(reconciled)},
+		WantCreates: []runtime.Object{owned},
+		WantEvents:  []string{created},
+	}, {
+		Name:        "data changed, a key added by hand, binary data: all drift",
+		Key:         key,
+		Objects:     []runtime.Object{newBar(reconciled), configMap(newBar(withData(map[string]string{"greeting": "bye", "extra": "x"})), func(cm *corev1.ConfigMap) { cm.BinaryData = map[string][]byte{"b": {1}} })},
+		WantUpdates: []clientgotesting.UpdateActionImpl{{Object: owned}},
+		WantEvents:  []string{updated},
+	}, {
+		Name:        "our label removed: restored, others' kept",
+		Key:         key,
+		Objects:     []runtime.Object{newBar(reconciled), configMap(newBar(), func(cm *corev1.ConfigMap) { cm.Labels = map[string]string{"team": "a"} })},
+		WantUpdates: []clientgotesting.UpdateActionImpl{{Object: configMap(newBar(), func(cm *corev1.ConfigMap) { cm.Labels = map[string]string{"team": "a", resources.BarLabelKey: barName} })}},
+		WantEvents:  []string{updated},
+	}, {
+		Name:              "new Bar whose ConfigMap exists (status never written): AlreadyExists, read, converge",
+		Key:               key,
+		Objects:           []runtime.Object{newBar(), configMap(newBar(withData(nil)))},
+		WantCreates:       []runtime.Object{owned},
+		WantUpdates:       []clientgotesting.UpdateActionImpl{{Object: owned}},
+		WantStatusUpdates: []clientgotesting.UpdateActionImpl{{Object: newBar(reconciled)}},
+		WantEvents:        []string{updated},
+	}, {
+		Name:    "ConfigMap not owned: report, no retry",
+		Key:     key,
+		Objects: []runtime.Object{newBar(reconciled), foreign},
+		WantErr: true,
+		WantStatusUpdates: []clientgotesting.UpdateActionImpl{{
+			Object: newBar(withStatus(func(s *examplev1alpha1.BarStatus) { s.MarkConfigMapNotOwned(barName) })),
+		}},
+		WantEvents: []string{Eventf(corev1.EventTypeWarning, "ErrResourceExists", "Resource %q already exists and is not managed by Bar", barName)},
+	}, {
+		Name:         "create fails: retried",
+		Key:          key,
+		Objects:      []runtime.Object{newBar()},
+		WithReactors: []clientgotesting.ReactionFunc{InduceFailure("create", "configmaps")},
+		WantErr:      true,
+		WantCreates:  []runtime.Object{owned},
+		WantStatusUpdates: []clientgotesting.UpdateActionImpl{{
+			// What the generated reconciler reports of a failed reconcile.
+			Object: newBar(withStatus(func(s *examplev1alpha1.BarStatus) {
+				newBar().GetConditionSet().Manage(s).MarkUnknown(apis.ConditionReady,
+					"NewObservedGenFailure", "unsuccessfully observed a new generation")
+			})),
+		}},
+		WantEvents: []string{Eventf(corev1.EventTypeWarning, "InternalError",
+			"failed to read or create configmap %q: inducing failure for create configmaps", barName)},
+	}, {
+		Name:    "invalid spec: report, no retry",
+		Key:     key,
+		Objects: []runtime.Object{newBar(withData(map[string]string{"not a key": "x"}))},
+		WantErr: true,
+		WantStatusUpdates: []clientgotesting.UpdateActionImpl{{
+			Object: newBar(withData(map[string]string{"not a key": "x"}), withStatus(func(s *examplev1alpha1.BarStatus) {
+				s.MarkSpecInvalid(newBar(withData(map[string]string{"not a key": "x"})).Validate(context.Background()).Error())
+			})),
+		}},
+		WantEvents: []string{Eventf(corev1.EventTypeWarning, "InvalidSpec", "Invalid spec: %v",
+			newBar(withData(map[string]string{"not a key": "x"})).Validate(context.Background()))},
+	}}
+	table.Test(t, makeFactory)
+}
+
+// The ConfigMaps the reconciler writes are recorded with the version the
+// API server gave them, so that their events are recognised.
+func TestReconcileKindRecordsItsWrites(t *testing.T) {
+	ctx, kc := fakekubeclient.With(context.Background(), configMap(newBar(withData(nil)), func(cm *corev1.ConfigMap) { cm.Name = "drifted" }))
+	kc.PrependReactor("*", "configmaps", func(a clientgotesting.Action) (bool, runtime.Object, error) {
+		if o, ok := a.(clientgotesting.CreateAction); ok && a.GetVerb() != "get" {
+			o.GetObject().(*corev1.ConfigMap).ResourceVersion = a.GetVerb() // stand in for the API server
+		}
+		return false, nil, nil
+	})
+	writes := ownwrites.New(0)
+	r := &Reconciler{kubeclient: kc, writes: writes}
+	drifted := newBar(reconciled)
+	drifted.Name, drifted.UID = "drifted", "bar-uid"
+	for _, b := range []*examplev1alpha1.Bar{newBar(), drifted} {
+		if err := r.ReconcileKind(ctx, b); err == nil || controller.IsPermanentError(err) {
+			t.Fatalf("ReconcileKind(%s) = %v, want a Normal event", b.Name, err)
+		}
+	}
+	if !writes.IsOwn(configMapKind, ns, barName, "create") || !writes.IsOwn(configMapKind, ns, "drifted", "update") {
+		t.Errorf("the create and the update were not recorded at their versions (%d remembered)", writes.Len())
+	}
+}
+
+func TestNeedsWork(t *testing.T) {
+	ctx := context.Background()
+	tests := []struct {
+		name string
+		bar  *examplev1alpha1.Bar
+		cm   *corev1.ConfigMap
+		want bool
+	}{
+		{"converged", newBar(reconciled), configMap(newBar()), false},
+		{"new generation", newBar(reconciled, func(b *examplev1alpha1.Bar) { b.Generation = 2 }), configMap(newBar()), true},
+		{"missing", newBar(reconciled), nil, true},
+		{"foreign", newBar(reconciled), configMap(newBar(), func(cm *corev1.ConfigMap) { cm.OwnerReferences = nil }), true},
+		{"drifted", newBar(reconciled), configMap(newBar(withData(map[string]string{"a": "b"}))), true},
+		{"status behind", newBar(withStatus(func(s *examplev1alpha1.BarStatus) { s.MarkConfigMapNotOwned(barName) })), configMap(newBar()), true},
+		{"being deleted", newBar(func(b *examplev1alpha1.Bar) { b.DeletionTimestamp = &metav1.Time{} }), nil, false},
+		{"invalid, reported", newBar(withData(map[string]string{"not a key": ""}), withStatus(func(s *examplev1alpha1.BarStatus) { s.MarkSpecInvalid("bad") })), nil, false},
+		{"invalid, not reported", newBar(withData(map[string]string{"not a key": ""}), reconciled), nil, true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := NeedsWork(ctx, tc.bar, tc.cm); got != tc.want {
+				t.Errorf("NeedsWork() = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}

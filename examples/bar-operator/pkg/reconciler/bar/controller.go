@@ -1,0 +1,84 @@
+/*
+Copyright The Foo Operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package bar
+
+import (
+	"context"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	kubeclient "knative.dev/pkg/client/injection/kube/client"
+	"knative.dev/pkg/controller"
+	"knative.dev/pkg/logging"
+
+	examplev1alpha1 "github.com/frugal-operator/foo-operator/examples/bar-operator/pkg/apis/example/v1alpha1"
+	barclient "github.com/frugal-operator/foo-operator/examples/bar-operator/pkg/client/injection/client"
+	barreconciler "github.com/frugal-operator/foo-operator/examples/bar-operator/pkg/client/injection/reconciler/example/v1alpha1/bar"
+	barlisters "github.com/frugal-operator/foo-operator/examples/bar-operator/pkg/client/listers/example/v1alpha1"
+	"github.com/frugal-operator/foo-operator/examples/bar-operator/pkg/reconciler/bar/resources"
+	"github.com/frugal-operator/foo-operator/pkg/serverless"
+	"github.com/frugal-operator/foo-operator/pkg/serverless/ownwrites"
+	"github.com/frugal-operator/foo-operator/pkg/serverless/receiver"
+	"github.com/frugal-operator/foo-operator/pkg/serverless/resync"
+	"github.com/frugal-operator/foo-operator/pkg/serverless/uncached"
+)
+
+// AgentName is the component that the Bar reconciler's requests and
+// Kubernetes events name.
+const AgentName = "bar-reconciler"
+
+// New returns the Bar operator's parts for serverless.Main.
+func New(ctx context.Context, writes *ownwrites.Record) serverless.Parts {
+	kc, bc := kubeclient.Get(ctx), barclient.Get(ctx).ExampleV1alpha1()
+	return serverless.Parts{
+		Reconciler: NewReconciler(ctx, writes),
+		Owned: []receiver.Owned{receiver.OwnedKind(configMapKind, func(ns string) uncached.Client[*corev1.ConfigMap, *corev1.ConfigMapList] {
+			return kc.CoreV1().ConfigMaps(ns)
+		})},
+		Resync: resync.Pairs[*examplev1alpha1.Bar, *corev1.ConfigMap]{
+			Owners: func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
+				return bc.Bars(metav1.NamespaceAll).List(ctx, opts)
+			},
+			Owned: func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
+				return kc.CoreV1().ConfigMaps(metav1.NamespaceAll).List(ctx, opts)
+			},
+			OwnedSelector: resources.BarLabelKey,
+			OwnedName:     func(bar *examplev1alpha1.Bar) string { return bar.Name },
+			NeedsWork:     NeedsWork,
+		}.KeysNeedingWork,
+	}
+}
+
+// NewReconciler returns the generated Bar reconciler around a Reconciler,
+// reading Bars and ConfigMaps from the API server. The ConfigMaps it writes
+// are recorded in writes (nil: nowhere).
+func NewReconciler(ctx context.Context, writes *ownwrites.Record) controller.Reconciler {
+	bc := barclient.Get(ctx)
+	bars := barLister{uncached.New(ctx, func(ns string) uncached.Client[*examplev1alpha1.Bar, *examplev1alpha1.BarList] {
+		return bc.ExampleV1alpha1().Bars(ns)
+	})}
+	r := &Reconciler{kubeclient: kubeclient.Get(ctx), writes: writes}
+	return barreconciler.NewReconciler(ctx, logging.FromContext(ctx), bc, bars, controller.GetEventRecorder(ctx), r)
+}
+
+// barLister is the generated BarLister, answered by the API server.
+type barLister struct {
+	uncached.Lister[*examplev1alpha1.Bar, *examplev1alpha1.BarList]
+}
+
+func (l barLister) Bars(ns string) barlisters.BarNamespaceLister { return l.In(ns) }
