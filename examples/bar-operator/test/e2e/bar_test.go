@@ -1,0 +1,293 @@
+/*
+Copyright The Foo Operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package e2e
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrs "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/yaml"
+
+	examplev1alpha1 "github.com/frugal-operator/foo-operator/examples/bar-operator/pkg/apis/example/v1alpha1"
+	"github.com/frugal-operator/foo-operator/examples/bar-operator/pkg/reconciler/bar"
+	"github.com/frugal-operator/foo-operator/test/controlplane"
+)
+
+func createBar(t *testing.T, ns, name string, data map[string]string) {
+	t.Helper()
+	b := &examplev1alpha1.Bar{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}, Spec: examplev1alpha1.BarSpec{Data: data}}
+	if _, err := env.bars.ExampleV1alpha1().Bars(ns).Create(context.Background(), b, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// published waits until the ConfigMap of ns/name holds exactly data and the
+// Bar is Ready, reporting it.
+func published(t *testing.T, ns, name string, data map[string]string) {
+	t.Helper()
+	eventually(t, "the Bar's data published", func(ctx context.Context) (bool, string) {
+		cm, err := env.kube.CoreV1().ConfigMaps(ns).Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return false, err.Error()
+		}
+		if !maps.Equal(cm.Data, data) || len(cm.BinaryData) > 0 {
+			return false, fmt.Sprintf("configmap holds %v", cm.Data)
+		}
+		b, err := env.bars.ExampleV1alpha1().Bars(ns).Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return false, err.Error()
+		}
+		if !b.Status.IsReady() || b.Status.ConfigMapName != name || b.Status.ObservedGeneration != b.Generation {
+			return false, fmt.Sprintf("status %+v", b.Status)
+		}
+		return true, ""
+	})
+}
+
+func patchBar(t *testing.T, ns, name, patch string) {
+	t.Helper()
+	if _, err := env.bars.ExampleV1alpha1().Bars(ns).Patch(context.Background(), name, types.MergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A Bar's lifecycle, each step woken by the real adapters' events.
+func TestLifecycle(t *testing.T) {
+	ctx := context.Background()
+	ns := namespace(t)
+	cms := env.kube.CoreV1().ConfigMaps(ns)
+
+	createBar(t, ns, "settings", map[string]string{"color": "blue"})
+	published(t, ns, "settings", map[string]string{"color": "blue"})
+
+	patchBar(t, ns, "settings", `{"spec":{"data":{"color":"red","size":"L"}}}`)
+	published(t, ns, "settings", map[string]string{"color": "red", "size": "L"})
+
+	// Drift by hand: a key changed, one added.
+	if _, err := cms.Patch(ctx, "settings", types.MergePatchType, []byte(`{"data":{"color":"green","debug":"1"}}`), metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	published(t, ns, "settings", map[string]string{"color": "red", "size": "L"})
+
+	// Deleted: recreated from the delete event.
+	cm, err := cms.Get(ctx, "settings", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cms.Delete(ctx, "settings", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the ConfigMap recreated", func(ctx context.Context) (bool, string) {
+		got, err := cms.Get(ctx, "settings", metav1.GetOptions{})
+		return err == nil && got.UID != cm.UID, fmt.Sprint(err)
+	})
+	published(t, ns, "settings", map[string]string{"color": "red", "size": "L"})
+
+	// The Bar deleted: garbage collection removes its ConfigMap.
+	if err := env.bars.ExampleV1alpha1().Bars(ns).Delete(ctx, "settings", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the ConfigMap collected", func(ctx context.Context) (bool, string) {
+		_, err := cms.Get(ctx, "settings", metav1.GetOptions{})
+		return apierrs.IsNotFound(err), fmt.Sprint(err)
+	})
+}
+
+// A ConfigMap of the Bar's name that someone else owns is refused, and
+// taken at the next resync once it is gone (no event reports that: the
+// ConfigMap source sees only the ConfigMaps Bars control).
+func TestNotOwned(t *testing.T) {
+	ctx := context.Background()
+	ns := namespace(t)
+	theirs := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "taken"}, Data: map[string]string{"theirs": "yes"}}
+	if _, err := env.kube.CoreV1().ConfigMaps(ns).Create(ctx, theirs, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	createBar(t, ns, "taken", map[string]string{"mine": "yes"})
+	eventually(t, "the Bar refused the name", func(ctx context.Context) (bool, string) {
+		b, err := env.bars.ExampleV1alpha1().Bars(ns).Get(ctx, "taken", metav1.GetOptions{})
+		if err != nil {
+			return false, err.Error()
+		}
+		c := b.Status.GetCondition(examplev1alpha1.BarConditionConfigMapReady)
+		return c != nil && c.Reason == examplev1alpha1.ReasonConfigMapNotOwned, fmt.Sprintf("%+v", c)
+	})
+	got, err := env.kube.CoreV1().ConfigMaps(ns).Get(ctx, "taken", metav1.GetOptions{})
+	if err != nil || !maps.Equal(got.Data, theirs.Data) {
+		t.Fatalf("their ConfigMap = %v, %v; want it untouched", got, err)
+	}
+	resync(t) // refused again: the rule to patch the repeated Warning event is used
+	if err := env.kube.CoreV1().ConfigMaps(ns).Delete(ctx, "taken", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	resync(t)
+	published(t, ns, "taken", map[string]string{"mine": "yes"})
+}
+
+// What happens while no reconciler runs reaches no reconciler: the adapters
+// give up on it. The cold-start resync finds it by listing.
+func TestColdStartResync(t *testing.T) {
+	ctx := context.Background()
+	ns := namespace(t)
+	before := adapterDrops()
+	if err := env.reconciler.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	createBar(t, ns, "while-down", map[string]string{"k": "v"})
+	// The adapter retries an event for about 3 s, then drops it.
+	eventually(t, "the adapter dropped the Bar's event", func(context.Context) (bool, string) {
+		return adapterDrops() > before, "no drop in the adapters' logs"
+	})
+	if err := startReconciler(ctx); err != nil {
+		t.Fatal(err)
+	}
+	published(t, ns, "while-down", map[string]string{"k": "v"})
+}
+
+// adapterDrops counts the events the adapters gave up on, from their logs.
+func adapterDrops() int {
+	n := 0
+	for _, a := range env.adapters {
+		b, _ := os.ReadFile(a.LogPath)
+		n += strings.Count(string(b), "failed to send cloudevent")
+	}
+	return n
+}
+
+// The reconciler runs with exactly config/'s roles: it was refused nothing,
+// and used every rule it is granted (the tests above do all it does; this
+// one runs last).
+func TestZLeastPrivilege(t *testing.T) {
+	granted := grantedRules(t)
+	eventually(t, "every granted rule used, none refused", func(context.Context) (bool, string) {
+		used, refused := reconcilerRequests(t)
+		if len(refused) > 0 {
+			return false, fmt.Sprintf("refused: %v", refused)
+		}
+		var unused []string
+		for r := range granted {
+			if !used[r] {
+				unused = append(unused, r)
+			}
+		}
+		for r := range used {
+			if !granted[r] {
+				return false, fmt.Sprintf("%s done without a rule: the audit filter is wrong", r)
+			}
+		}
+		sort.Strings(unused)
+		return len(unused) == 0, fmt.Sprintf("unused: %v", unused)
+	})
+}
+
+// grantedRules returns config/'s bar-reconciler rules as "verb group/resource".
+func grantedRules(t *testing.T) map[string]bool {
+	t.Helper()
+	root, err := controlplane.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(filepath.Join(root, "examples", "bar-operator", "config", "200-clusterroles.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]bool{}
+	for _, doc := range strings.Split(string(b), "\n---\n") {
+		var role rbacv1.ClusterRole
+		if err := yaml.Unmarshal([]byte(doc), &role); err != nil {
+			t.Fatal(err)
+		}
+		if role.Name != bar.AgentName {
+			continue
+		}
+		for _, r := range role.Rules {
+			for _, g := range r.APIGroups {
+				for _, res := range r.Resources {
+					for _, v := range r.Verbs {
+						out[v+" "+g+"/"+res] = true
+					}
+				}
+			}
+		}
+	}
+	if len(out) == 0 {
+		t.Fatal("no rules for bar-reconciler in 200-clusterroles.yaml")
+	}
+	return out
+}
+
+// reconcilerRequests reads the audit log for the requests of the
+// reconciler binary (its user agent, its ServiceAccount), as
+// "verb group/resource[/subresource]", and those RBAC refused.
+func reconcilerRequests(t *testing.T) (used map[string]bool, refused []string) {
+	t.Helper()
+	f, err := os.Open(env.cp.AuditLog)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	used = map[string]bool{}
+	s := bufio.NewScanner(f)
+	s.Buffer(nil, 16<<20)
+	for s.Scan() {
+		var e struct {
+			Stage     string `json:"stage"`
+			Verb      string `json:"verb"`
+			UserAgent string `json:"userAgent"`
+			User      struct {
+				Username string `json:"username"`
+			} `json:"user"`
+			ObjectRef *struct {
+				APIGroup    string `json:"apiGroup"`
+				Resource    string `json:"resource"`
+				Subresource string `json:"subresource"`
+			} `json:"objectRef"`
+			Annotations map[string]string `json:"annotations"`
+		}
+		if err := json.Unmarshal(bytes.TrimSpace(s.Bytes()), &e); err != nil {
+			continue // the line being written
+		}
+		if e.Stage != "ResponseComplete" || e.ObjectRef == nil || !strings.HasPrefix(e.UserAgent, bar.AgentName) ||
+			e.User.Username != "system:serviceaccount:"+operatorNamespace+":"+bar.AgentName {
+			continue
+		}
+		r := e.Verb + " " + e.ObjectRef.APIGroup + "/" + e.ObjectRef.Resource
+		if e.ObjectRef.Subresource != "" {
+			r += "/" + e.ObjectRef.Subresource
+		}
+		if e.Annotations["authorization.k8s.io/decision"] == "forbid" {
+			refused = append(refused, r)
+			continue
+		}
+		used[r] = true
+	}
+	return used, refused
+}
