@@ -17,23 +17,17 @@ limitations under the License.
 package e2e
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 	"sort"
-	"strings"
 	"testing"
 
-	rbacv1 "k8s.io/api/rbac/v1"
 	apierrs "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
-	"sigs.k8s.io/yaml"
 
 	"github.com/frugal-operator/foo-operator/pkg/client/clientset/versioned"
 	"github.com/frugal-operator/foo-operator/pkg/reconciler/foo"
@@ -150,107 +144,38 @@ func grantedRules(t *testing.T) map[string]bool {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := os.ReadFile(filepath.Join(root, "config", "200-clusterroles.yaml"))
+	rules, err := controlplane.GrantedRules(filepath.Join(root, "config", "200-clusterroles.yaml"), foo.AgentName)
 	if err != nil {
 		t.Fatal(err)
 	}
-	out := map[string]bool{}
-	for _, doc := range strings.Split(string(b), "\n---\n") {
-		var role rbacv1.ClusterRole
-		if err := yaml.Unmarshal([]byte(doc), &role); err != nil {
-			t.Fatal(err)
-		}
-		if role.Name != "foo-reconciler" {
-			continue
-		}
-		for _, r := range role.Rules {
-			for _, g := range r.APIGroups {
-				for _, res := range r.Resources {
-					for _, v := range r.Verbs {
-						out[v+" "+g+"/"+res] = true
-					}
-				}
-			}
-		}
-	}
-	if len(out) == 0 {
-		t.Fatal("no rules for foo-reconciler in config/200-clusterroles.yaml")
-	}
-	return out
-}
-
-// auditEvent is the part of an audit.k8s.io/v1 Event read here.
-type auditEvent struct {
-	Stage      string `json:"stage"`
-	RequestURI string `json:"requestURI"`
-	Verb       string `json:"verb"`
-	UserAgent  string `json:"userAgent"`
-	User       struct {
-		Username string `json:"username"`
-	} `json:"user"`
-	ObjectRef *struct {
-		APIGroup    string `json:"apiGroup"`
-		Namespace   string `json:"namespace"`
-		Resource    string `json:"resource"`
-		Subresource string `json:"subresource"`
-	} `json:"objectRef"`
-	ResponseStatus *metav1.Status    `json:"responseStatus"`
-	Annotations    map[string]string `json:"annotations"`
+	return rules
 }
 
 // reconcilerRequests reads the audit log for the requests the reconciler
-// binary made (its user agent, its ServiceAccount), as "verb group/resource".
+// binary made (its user agent, its ServiceAccount), as "verb group/resource",
+// and those RBAC refused.
 func reconcilerRequests(t *testing.T) (used map[string]bool, refused []string) {
 	t.Helper()
 	used = map[string]bool{}
 	events, _ := reconcilerAudit(t, 0)
 	for _, e := range events {
-		r := e.request()
-		// Only RBAC's refusals: admission also answers 403, for instance in a
-		// namespace being deleted.
-		if e.Annotations["authorization.k8s.io/decision"] == "forbid" {
-			refused = append(refused, r)
+		if e.Forbidden() {
+			refused = append(refused, e.Request())
 			continue
 		}
-		used[r] = true
+		used[e.Request()] = true
 	}
 	return used, refused
-}
-
-// request names an audited request as "verb group/resource[/subresource]".
-func (e *auditEvent) request() string {
-	res := e.ObjectRef.Resource
-	if e.ObjectRef.Subresource != "" {
-		res += "/" + e.ObjectRef.Subresource
-	}
-	return e.Verb + " " + e.ObjectRef.APIGroup + "/" + res
 }
 
 // reconcilerAudit returns the audited requests of the reconciler binary
 // (its user agent, its ServiceAccount) written at or after byte offset from
 // of the audit log, and the offset where the log ends.
-func reconcilerAudit(t *testing.T, from int64) ([]auditEvent, int64) {
+func reconcilerAudit(t *testing.T, from int64) ([]controlplane.AuditEvent, int64) {
 	t.Helper()
-	b, err := os.ReadFile(env.CP.AuditLog)
+	events, end, err := env.CP.AuditEvents(from, "system:serviceaccount:foo-operator:foo-reconciler", foo.AgentName)
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Only whole lines: the API server may be writing the last one.
-	end := int64(bytes.LastIndexByte(b, '\n') + 1)
-	var out []auditEvent
-	for _, line := range bytes.Split(b[from:end], []byte("\n")) {
-		if len(line) == 0 {
-			continue
-		}
-		var e auditEvent
-		if err := json.Unmarshal(line, &e); err != nil {
-			t.Fatal(err)
-		}
-		if e.Stage != "ResponseComplete" || e.ObjectRef == nil || !strings.HasPrefix(e.UserAgent, foo.AgentName) ||
-			e.User.Username != "system:serviceaccount:foo-operator:foo-reconciler" {
-			continue
-		}
-		out = append(out, e)
-	}
-	return out, end
+	return events, end
 }

@@ -53,7 +53,7 @@ func TestResyncOfConvergedFoosOnlyLists(t *testing.T) {
 		// Other tests' namespaces, being deleted, make events meanwhile (their
 		// Deployments' deletes, with a LIST by field selector): not the resync's.
 		if e.ObjectRef.Namespace == "" && e.Verb == "list" {
-			count[e.request()]++
+			count[e.Request()]++
 		}
 	}
 	if count["list samplecontroller.knative.io/foos"] != 1 || count["list apps/deployments"] != 1 {

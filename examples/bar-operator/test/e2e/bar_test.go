@@ -17,10 +17,7 @@ limitations under the License.
 package e2e
 
 import (
-	"bufio"
-	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"maps"
 	"os"
@@ -30,11 +27,9 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
-	rbacv1 "k8s.io/api/rbac/v1"
 	apierrs "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"sigs.k8s.io/yaml"
 
 	examplev1alpha1 "github.com/frugal-operator/foo-operator/examples/bar-operator/pkg/apis/example/v1alpha1"
 	"github.com/frugal-operator/foo-operator/examples/bar-operator/pkg/reconciler/bar"
@@ -215,33 +210,11 @@ func grantedRules(t *testing.T) map[string]bool {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := os.ReadFile(filepath.Join(root, "examples", "bar-operator", "config", "200-clusterroles.yaml"))
+	rules, err := controlplane.GrantedRules(filepath.Join(root, "examples", "bar-operator", "config", "200-clusterroles.yaml"), bar.AgentName)
 	if err != nil {
 		t.Fatal(err)
 	}
-	out := map[string]bool{}
-	for _, doc := range strings.Split(string(b), "\n---\n") {
-		var role rbacv1.ClusterRole
-		if err := yaml.Unmarshal([]byte(doc), &role); err != nil {
-			t.Fatal(err)
-		}
-		if role.Name != bar.AgentName {
-			continue
-		}
-		for _, r := range role.Rules {
-			for _, g := range r.APIGroups {
-				for _, res := range r.Resources {
-					for _, v := range r.Verbs {
-						out[v+" "+g+"/"+res] = true
-					}
-				}
-			}
-		}
-	}
-	if len(out) == 0 {
-		t.Fatal("no rules for bar-reconciler in 200-clusterroles.yaml")
-	}
-	return out
+	return rules
 }
 
 // reconcilerRequests reads the audit log for the requests of the
@@ -249,45 +222,17 @@ func grantedRules(t *testing.T) map[string]bool {
 // "verb group/resource[/subresource]", and those RBAC refused.
 func reconcilerRequests(t *testing.T) (used map[string]bool, refused []string) {
 	t.Helper()
-	f, err := os.Open(env.cp.AuditLog)
+	events, _, err := env.cp.AuditEvents(0, "system:serviceaccount:"+operatorNamespace+":"+bar.AgentName, bar.AgentName)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
 	used = map[string]bool{}
-	s := bufio.NewScanner(f)
-	s.Buffer(nil, 16<<20)
-	for s.Scan() {
-		var e struct {
-			Stage     string `json:"stage"`
-			Verb      string `json:"verb"`
-			UserAgent string `json:"userAgent"`
-			User      struct {
-				Username string `json:"username"`
-			} `json:"user"`
-			ObjectRef *struct {
-				APIGroup    string `json:"apiGroup"`
-				Resource    string `json:"resource"`
-				Subresource string `json:"subresource"`
-			} `json:"objectRef"`
-			Annotations map[string]string `json:"annotations"`
-		}
-		if err := json.Unmarshal(bytes.TrimSpace(s.Bytes()), &e); err != nil {
-			continue // the line being written
-		}
-		if e.Stage != "ResponseComplete" || e.ObjectRef == nil || !strings.HasPrefix(e.UserAgent, bar.AgentName) ||
-			e.User.Username != "system:serviceaccount:"+operatorNamespace+":"+bar.AgentName {
+	for _, e := range events {
+		if e.Forbidden() {
+			refused = append(refused, e.Request())
 			continue
 		}
-		r := e.Verb + " " + e.ObjectRef.APIGroup + "/" + e.ObjectRef.Resource
-		if e.ObjectRef.Subresource != "" {
-			r += "/" + e.ObjectRef.Subresource
-		}
-		if e.Annotations["authorization.k8s.io/decision"] == "forbid" {
-			refused = append(refused, r)
-			continue
-		}
-		used[r] = true
+		used[e.Request()] = true
 	}
 	return used, refused
 }

@@ -1,0 +1,125 @@
+/*
+Copyright The Foo Operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package controlplane
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"strings"
+
+	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/yaml"
+)
+
+// AuditEvent is the part of an audit.k8s.io/v1 Event that tests read.
+type AuditEvent struct {
+	Stage      string `json:"stage"`
+	RequestURI string `json:"requestURI"`
+	Verb       string `json:"verb"`
+	UserAgent  string `json:"userAgent"`
+	User       struct {
+		Username string `json:"username"`
+	} `json:"user"`
+	ObjectRef *struct {
+		APIGroup    string `json:"apiGroup"`
+		Namespace   string `json:"namespace"`
+		Resource    string `json:"resource"`
+		Subresource string `json:"subresource"`
+	} `json:"objectRef"`
+	ResponseStatus *metav1.Status    `json:"responseStatus"`
+	Annotations    map[string]string `json:"annotations"`
+}
+
+// Request names the request as "verb group/resource[/subresource]", the
+// form GrantedRules gives.
+func (e *AuditEvent) Request() string {
+	res := e.ObjectRef.Resource
+	if e.ObjectRef.Subresource != "" {
+		res += "/" + e.ObjectRef.Subresource
+	}
+	return e.Verb + " " + e.ObjectRef.APIGroup + "/" + res
+}
+
+// Forbidden tells whether RBAC refused the request (admission also answers
+// 403, for instance in a namespace being deleted).
+func (e *AuditEvent) Forbidden() bool {
+	return e.Annotations["authorization.k8s.io/decision"] == "forbid"
+}
+
+// AuditEvents returns the completed requests on objects that user made with
+// a user agent starting with agent, written at or after byte offset from of
+// the audit log (Options.AuditServiceAccounts), and the offset where the log
+// ends.
+func (c *ControlPlane) AuditEvents(from int64, user, agent string) ([]AuditEvent, int64, error) {
+	b, err := os.ReadFile(c.AuditLog)
+	if err != nil {
+		return nil, from, err
+	}
+	// Only whole lines: the API server may be writing the last one.
+	end := int64(bytes.LastIndexByte(b, '\n') + 1)
+	var out []AuditEvent
+	for _, line := range bytes.Split(b[from:end], []byte("\n")) {
+		if len(line) == 0 {
+			continue
+		}
+		var e AuditEvent
+		if err := json.Unmarshal(line, &e); err != nil {
+			return nil, from, fmt.Errorf("audit log: %w", err)
+		}
+		if e.Stage != "ResponseComplete" || e.ObjectRef == nil || !strings.HasPrefix(e.UserAgent, agent) || e.User.Username != user {
+			continue
+		}
+		out = append(out, e)
+	}
+	return out, end, nil
+}
+
+// GrantedRules returns what the ClusterRole named role, in the manifest
+// file, grants, as "verb group/resource[/subresource]" (the form
+// AuditEvent.Request gives).
+func GrantedRules(file, role string) (map[string]bool, error) {
+	b, err := os.ReadFile(file)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]bool{}
+	for _, doc := range strings.Split(string(b), "\n---\n") {
+		var r rbacv1.ClusterRole
+		if err := yaml.Unmarshal([]byte(doc), &r); err != nil {
+			return nil, fmt.Errorf("%s: %w", file, err)
+		}
+		if r.Name != role {
+			continue
+		}
+		for _, rule := range r.Rules {
+			for _, g := range rule.APIGroups {
+				for _, res := range rule.Resources {
+					for _, v := range rule.Verbs {
+						out[v+" "+g+"/"+res] = true
+					}
+				}
+			}
+		}
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("%s grants %s nothing", file, role)
+	}
+	return out, nil
+}
