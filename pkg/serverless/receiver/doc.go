@@ -20,8 +20,8 @@ limitations under the License.
 //
 // It exists so that a reconciler can run as a Knative Service that scales to
 // zero: ApiServerSource (for the watched objects and the objects they own)
-// and PingSource (for resyncs) send events, the receiver turns each into Foo
-// keys, and the HTTP response is held until a reconcile of every key that
+// and PingSource (for resyncs) send events, the receiver turns each into
+// owner keys, and the HTTP response is held until a reconcile of every key that
 // started after the event arrived has finished. Success answers an empty 2xx;
 // a transient failure or the deadline answers 503, so that the adapter or the
 // broker delivers the event again; nothing is acknowledged that was not done.
