@@ -74,9 +74,9 @@ func (s *Server) admit(w http.ResponseWriter) (release func(), ok bool) {
 }
 
 // intake reads and decodes the request's event by deadline, within the body
-// budget, and returns what it asks for and a logger that names it. When it
+// budget, and returns what it asks for, its names and a logger that names it. When it
 // cannot, it answers the request itself and returns why.
-func (s *Server) intake(w http.ResponseWriter, r *http.Request, deadline time.Time) (Target, *zap.SugaredLogger, error) {
+func (s *Server) intake(w http.ResponseWriter, r *http.Request, deadline time.Time) (Target, eventNames, *zap.SugaredLogger, error) {
 	ctx := r.Context()
 	logger := logging.FromContext(ctx)
 	rc := http.NewResponseController(w)
@@ -92,7 +92,7 @@ func (s *Server) intake(w http.ResponseWriter, r *http.Request, deadline time.Ti
 	var status *intakeStatusError
 	switch {
 	case err == nil:
-		return target, logger, nil
+		return target, names, logger, nil
 	case errors.As(err, &status):
 		if status.close {
 			w.Header().Set("Connection", "close")
@@ -104,7 +104,7 @@ func (s *Server) intake(w http.ResponseWriter, r *http.Request, deadline time.Ti
 		logger.Warnw("Failed to map event", zap.Error(err))
 		reply(w, http.StatusServiceUnavailable, err.Error())
 	}
-	return Target{}, nil, err
+	return Target{}, names, nil, err
 }
 
 // readAndDecode holds the event's body only while it decodes it: the event

@@ -21,6 +21,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 
 	"k8s.io/apimachinery/pkg/types"
 	"knative.dev/pkg/controller"
@@ -36,6 +37,9 @@ type outcomes struct {
 	// maxFailures is how many failed reconciles of a key an awaiting sits
 	// through (the workqueue retries them with backoff) before it fails.
 	maxFailures int
+
+	// metrics records each reconcile (nil: nowhere).
+	metrics *instruments
 
 	mu   sync.Mutex
 	keys map[string]*keyState
@@ -73,7 +77,11 @@ func (t *outcomes) Reconcile(ctx context.Context, key string) error {
 	s.inflight++
 	t.mu.Unlock()
 
+	start := time.Now()
 	err := t.inner.Reconcile(ctx, key)
+	if t.metrics != nil {
+		t.metrics.reconcile(ctx, err, time.Since(start))
+	}
 	t.finish(key, seq, err)
 	return err
 }

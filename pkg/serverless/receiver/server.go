@@ -28,6 +28,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"go.opentelemetry.io/otel/metric"
 	"go.uber.org/zap"
 	"golang.org/x/net/netutil"
 	"golang.org/x/sync/semaphore"
@@ -94,6 +95,9 @@ type Options struct {
 	// what a crash then loses, the cold-start resync (which must be on) and
 	// the ping resync restore; a SIGTERM drains the queue first.
 	AckOnEnqueue bool
+	// MeterProvider makes the receiver's metrics (see metrics.go); the
+	// global one (otel.GetMeterProvider) when nil.
+	MeterProvider metric.MeterProvider
 	// ColdStartResync asks the KeyLister once the server listens and
 	// enqueues the keys (in the slow lane, behind events): the adapter sends
 	// nothing for changes made while no reconciler ran.
@@ -157,6 +161,7 @@ type Server struct {
 	inflightEvents atomic.Int64
 	// budget holds MaxInflightBytes of event bodies.
 	budget *semaphore.Weighted
+	metrics *instruments
 }
 
 // KeyLister returns the keys a resync reconciles: every key that may need
@@ -171,13 +176,15 @@ type KeyLister func(ctx context.Context) ([]types.NamespacedName, error)
 // its logger. Nothing else feeds the Impl's queue.
 func New(ctx context.Context, rec controller.Reconciler, decoder *Decoder, resync KeyLister, opts Options) *Server {
 	opts = opts.withDefaults()
+	metrics := newInstruments(opts.MeterProvider)
 	o := newOutcomes(rec, opts.MaxFailures)
+	o.metrics = metrics
 	impl := controller.NewContext(ctx, o, controller.ControllerOptions{
 		WorkQueueName: opts.Name,
 		Logger:        logging.FromContext(ctx),
 	})
 	return &Server{opts: opts, impl: impl, outcomes: o, decoder: decoder, resync: resync,
-		budget: semaphore.NewWeighted(opts.MaxInflightBytes)}
+		budget: semaphore.NewWeighted(opts.MaxInflightBytes), metrics: metrics}
 }
 
 // Handler returns the HTTP handler: events on /, probes on /healthz and /readyz.
@@ -226,6 +233,7 @@ func (s *Server) Run(ctx context.Context, ready func(net.Addr)) error {
 	serveDone := make(chan error, 1)
 	go func() { serveDone <- srv.Serve(ln) }()
 	s.ready.Store(true)
+	s.metrics.coldStarts.Add(ctx, 1)
 	logger.Infow("Receiving events", zap.String("address", ln.Addr().String()))
 	if ready != nil {
 		ready(ln.Addr())
@@ -262,35 +270,47 @@ func (s *Server) Run(ctx context.Context, ready func(net.Addr)) error {
 	return serveErr
 }
 
-// serveEvent answers one CloudEvent. See the package documentation.
-func (s *Server) serveEvent(w http.ResponseWriter, r *http.Request) {
-	deadline := time.Now().Add(s.opts.AckDeadline)
+// serveEvent answers one CloudEvent, and records the answer.
+func (s *Server) serveEvent(rw http.ResponseWriter, r *http.Request) {
+	arrived := time.Now()
+	w := &statusWriter{ResponseWriter: rw}
+	typ, queued := "", false
+	defer func() {
+		s.metrics.event(context.WithoutCancel(r.Context()), eventTypeAttr(typ), outcomeOf(w.code, queued), time.Since(arrived))
+	}()
+	typ, queued = s.answer(w, r, arrived)
+}
+
+// answer answers one CloudEvent (see the package documentation), and
+// returns its type (if it was read) and whether it was answered on enqueue.
+func (s *Server) answer(w http.ResponseWriter, r *http.Request, arrived time.Time) (typ string, queued bool) {
+	deadline := arrived.Add(s.opts.AckDeadline)
 	ctx := r.Context()
 	if r.Method != http.MethodPost {
 		w.Header().Set("Allow", http.MethodPost)
 		reply(w, http.StatusMethodNotAllowed, "CloudEvents are POSTed")
-		return
+		return "", false
 	}
 	done, ok := s.admit(w)
 	if !ok {
-		return
+		return "", false
 	}
 	defer done()
-	target, logger, err := s.intake(w, r, deadline)
+	target, names, logger, err := s.intake(w, r, deadline)
 	if err != nil {
-		return // answered
+		return names.typ, false // answered
 	}
 	if target.Ignored != "" {
 		logger.Debugw("Ignored event", zap.String("reason", target.Ignored))
 		w.WriteHeader(http.StatusAccepted)
-		return
+		return names.typ, false
 	}
 	keys := target.Keys
 	if target.Resync {
-		if keys, err = s.resync(ctx); err != nil {
+		if keys, err = s.listForResync(ctx, "ping"); err != nil {
 			logger.Warnw("Failed to list for resync", zap.Error(err))
 			reply(w, http.StatusServiceUnavailable, "failed to list for resync: "+err.Error())
-			return
+			return names.typ, false
 		}
 	}
 
@@ -306,7 +326,7 @@ func (s *Server) serveEvent(w http.ResponseWriter, r *http.Request) {
 	if s.opts.AckOnEnqueue {
 		enqueue()
 		w.WriteHeader(http.StatusAccepted)
-		return
+		return names.typ, true
 	}
 	awaited := s.outcomes.await(keys)
 	defer awaited.Stop()
@@ -326,6 +346,18 @@ func (s *Server) serveEvent(w http.ResponseWriter, r *http.Request) {
 		reply(w, http.StatusServiceUnavailable,
 			fmt.Sprintf("%d of %d keys not reconciled within %v", awaited.Pending(), len(keys), s.opts.AckDeadline))
 	}
+	return names.typ, false
+}
+
+// listForResync asks the KeyLister for the keys a resync reconciles, and
+// records how long that took and how many there are.
+func (s *Server) listForResync(ctx context.Context, trigger string) ([]types.NamespacedName, error) {
+	start := time.Now()
+	keys, err := s.resync(ctx)
+	if err == nil {
+		s.metrics.resync(ctx, trigger, len(keys), time.Since(start))
+	}
+	return keys, err
 }
 
 // resyncAtStart enqueues the keys the resync lists. Nobody waits for these
@@ -334,7 +366,7 @@ func (s *Server) resyncAtStart(ctx context.Context) {
 	logger := logging.FromContext(ctx)
 	err := wait.ExponentialBackoffWithContext(ctx, wait.Backoff{Duration: 100 * time.Millisecond, Factor: 2, Steps: 8, Cap: 10 * time.Second},
 		func(context.Context) (bool, error) {
-			keys, err := s.resync(ctx)
+			keys, err := s.listForResync(ctx, "cold_start")
 			if err != nil {
 				logger.Warnw("Failed to list for the cold-start resync", zap.Error(err))
 				return false, nil
