@@ -160,7 +160,7 @@ type Server struct {
 	// What the events in flight hold; see intake.go.
 	inflightEvents atomic.Int64
 	// budget holds MaxInflightBytes of event bodies.
-	budget *semaphore.Weighted
+	budget  *semaphore.Weighted
 	metrics *instruments
 }
 
