@@ -48,6 +48,7 @@ import (
 	eventingv1 "knative.dev/eventing/pkg/apis/eventing/v1"
 	sourcesv1 "knative.dev/eventing/pkg/apis/sources/v1"
 	"knative.dev/pkg/apis"
+	o11yconfigmap "knative.dev/pkg/observability/configmap"
 	"sigs.k8s.io/yaml"
 
 	samplesv1alpha1 "github.com/frugal-operator/foo-operator/pkg/apis/samplecontroller/v1alpha1"
@@ -132,6 +133,16 @@ func TestEveryManifestValidates(t *testing.T) {
 					decodeStrict(t, file, doc, &rbacv1.ClusterRole{})
 				case "rbac.authorization.k8s.io/v1/ClusterRoleBinding":
 					decodeStrict(t, file, doc, &rbacv1.ClusterRoleBinding{})
+				case "rbac.authorization.k8s.io/v1/Role":
+					decodeStrict(t, file, doc, &rbacv1.Role{})
+				case "rbac.authorization.k8s.io/v1/RoleBinding":
+					decodeStrict(t, file, doc, &rbacv1.RoleBinding{})
+				case "v1/ConfigMap":
+					cm := &corev1.ConfigMap{}
+					decodeStrict(t, file, doc, cm)
+					if _, err := o11yconfigmap.Parse(cm); err != nil {
+						t.Errorf("%s: %v", file, err)
+					}
 				case "apiextensions.k8s.io/v1/CustomResourceDefinition":
 					crd := &apiextensionsv1.CustomResourceDefinition{}
 					decodeStrict(t, file, doc, crd)
@@ -172,6 +183,7 @@ func TestEveryManifestValidates(t *testing.T) {
 	want := map[string]int{
 		"v1/Namespace": 2, "v1/ServiceAccount": 4,
 		"rbac.authorization.k8s.io/v1/ClusterRole": 4, "rbac.authorization.k8s.io/v1/ClusterRoleBinding": 4,
+		"rbac.authorization.k8s.io/v1/Role": 2, "rbac.authorization.k8s.io/v1/RoleBinding": 2, "v1/ConfigMap": 2,
 		"apiextensions.k8s.io/v1/CustomResourceDefinition": 2,
 		"sources.knative.dev/v1/ApiServerSource":           6, "sources.knative.dev/v1/PingSource": 3,
 		"eventing.knative.dev/v1/Broker": 1, "eventing.knative.dev/v1/Trigger": 3,

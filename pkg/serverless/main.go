@@ -87,6 +87,7 @@ type env struct {
 	Port            int           `envconfig:"PORT" default:"8080"`
 	AckDeadline     time.Duration `envconfig:"ACK_DEADLINE" default:"30s"`
 	ColdStartResync bool          `envconfig:"COLD_START_RESYNC" default:"true"`
+	SystemNamespace string        `envconfig:"SYSTEM_NAMESPACE"`
 }
 
 // Main runs op until SIGTERM or SIGINT, then drains; it exits the process
@@ -97,6 +98,8 @@ func Main(op Operator) {
 		log.Fatal(err)
 	}
 	opts, ack, logLevel := registerFlags(flag.CommandLine, e, op.Name)
+	systemNamespace := flag.String("system-namespace", e.SystemNamespace,
+		"Namespace of the config-observability ConfigMap that configures metrics; none: metrics off (env SYSTEM_NAMESPACE).")
 	// Parses the flags, with --kubeconfig (else in-cluster) and --kube-api-qps/--kube-api-burst.
 	cfg := injection.ParseAndGetRESTConfigOrDie()
 	if cfg.QPS == 0 {
@@ -124,6 +127,10 @@ func Main(op Operator) {
 	for _, inject := range injection.Default.GetClients() {
 		ctx = inject(ctx, cfg)
 	}
+	shutdownMetrics, err := setupMetrics(ctx, kubeclient.Get(ctx), *systemNamespace, op.Name)
+	if err != nil {
+		logger.Fatalw("Failed to set up metrics", zap.Error(err))
+	}
 	partsCtx := context.WithoutCancel(ctx)
 	partsCtx = controller.WithEventRecorder(partsCtx, eventRecorder(kubeclient.Get(ctx).CoreV1(), op))
 
@@ -131,7 +138,14 @@ func Main(op Operator) {
 	parts := op.New(partsCtx, writes)
 	decoder := &receiver.Decoder{Owner: op.Owner, Owned: parts.Owned, OwnWrites: writes, SkipNoOp: true}
 	srv := receiver.New(partsCtx, parts.Reconciler, decoder, parts.Resync, *opts)
-	if err := srv.Run(ctx, nil); err != nil {
+	err = srv.Run(ctx, nil)
+	// The last metrics are exported before the process goes.
+	flushCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
+	if err := shutdownMetrics(flushCtx); err != nil {
+		logger.Warnw("Failed to export the last metrics", zap.Error(err))
+	}
+	if err != nil {
 		logger.Fatalw("Receiver failed", zap.Error(err))
 	}
 }

@@ -19,6 +19,7 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"maps"
 	"path/filepath"
 	"sort"
 	"testing"
@@ -137,16 +138,20 @@ func TestLeastPrivilege(t *testing.T) {
 	})
 }
 
-// grantedRules returns config/'s foo-reconciler rules as "verb group/resource".
+// grantedRules returns config/'s foo-reconciler rules (its ClusterRole's and its Role's) as "verb group/resource".
 func grantedRules(t *testing.T) map[string]bool {
 	t.Helper()
 	root, err := controlplane.RepoRoot()
 	if err != nil {
 		t.Fatal(err)
 	}
-	rules, err := controlplane.GrantedRules(filepath.Join(root, "config", "200-clusterroles.yaml"), foo.AgentName)
-	if err != nil {
-		t.Fatal(err)
+	rules := map[string]bool{}
+	for _, f := range []string{"200-clusterroles.yaml", "200-roles.yaml"} {
+		granted, err := controlplane.GrantedRules(filepath.Join(root, "config", f), foo.AgentName)
+		if err != nil {
+			t.Fatal(err)
+		}
+		maps.Copy(rules, granted)
 	}
 	return rules
 }

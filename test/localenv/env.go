@@ -62,8 +62,11 @@ var manifests = []string{
 	"config/100-namespace.yaml",
 	"config/200-serviceaccounts.yaml",
 	"config/200-clusterroles.yaml",
+	"config/200-roles.yaml",
 	"config/201-clusterrolebindings.yaml",
+	"config/201-rolebindings.yaml",
 	"config/300-foo.yaml",
+	"config/400-config-observability.yaml",
 }
 
 // Options configure Up.
@@ -248,7 +251,7 @@ func (e *Env) StartReconciler(ctx context.Context, args ...string) error {
 	e.starts++
 	cmd := exec.Command(e.bin, slices.Concat(
 		[]string{"--kubeconfig", e.ReconcilerKubeconfig, "--port", strconv.Itoa(e.port)}, e.opts.ReconcilerArgs, args)...)
-	cmd.Env = append(os.Environ(), "LOG_LEVEL=info")
+	cmd.Env = append(os.Environ(), "LOG_LEVEL=info", "SYSTEM_NAMESPACE="+Namespace)
 	p, err := e.CP.StartProcess(fmt.Sprintf("reconciler-%d", e.starts), cmd)
 	if err != nil {
 		return err

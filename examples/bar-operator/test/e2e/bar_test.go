@@ -203,16 +203,20 @@ func TestZLeastPrivilege(t *testing.T) {
 	})
 }
 
-// grantedRules returns config/'s bar-reconciler rules as "verb group/resource".
+// grantedRules returns config/'s bar-reconciler rules (its ClusterRole's and its Role's) as "verb group/resource".
 func grantedRules(t *testing.T) map[string]bool {
 	t.Helper()
 	root, err := controlplane.RepoRoot()
 	if err != nil {
 		t.Fatal(err)
 	}
-	rules, err := controlplane.GrantedRules(filepath.Join(root, "examples", "bar-operator", "config", "200-clusterroles.yaml"), bar.AgentName)
-	if err != nil {
-		t.Fatal(err)
+	rules := map[string]bool{}
+	for _, f := range []string{"200-clusterroles.yaml", "200-roles.yaml"} {
+		granted, err := controlplane.GrantedRules(filepath.Join(root, "examples", "bar-operator", "config", f), bar.AgentName)
+		if err != nil {
+			t.Fatal(err)
+		}
+		maps.Copy(rules, granted)
 	}
 	return rules
 }

@@ -51,7 +51,8 @@ import (
 const operatorNamespace = "bar-operator"
 
 // The manifests of config/ that a cluster without Knative can take.
-var manifests = []string{"100-namespace.yaml", "200-serviceaccounts.yaml", "200-clusterroles.yaml", "201-clusterrolebindings.yaml", "300-bar.yaml"}
+var manifests = []string{"100-namespace.yaml", "200-serviceaccounts.yaml", "200-clusterroles.yaml", "200-roles.yaml",
+	"201-clusterrolebindings.yaml", "201-rolebindings.yaml", "300-bar.yaml", "400-config-observability.yaml"}
 
 var env struct {
 	cp         *controlplane.ControlPlane
@@ -159,6 +160,7 @@ func up() error {
 // scale from zero, and waits until it is ready.
 func startReconciler(ctx context.Context) error {
 	cmd := exec.Command(env.bin, "--kubeconfig", env.kubeconfig, "--port", strconv.Itoa(env.port))
+	cmd.Env = append(os.Environ(), "SYSTEM_NAMESPACE="+operatorNamespace)
 	p, err := env.cp.StartProcess("bar-reconciler", cmd)
 	if err != nil {
 		return err
