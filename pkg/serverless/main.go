@@ -21,6 +21,7 @@ import (
 	"flag"
 	"fmt"
 	"log"
+	"strings"
 	"time"
 
 	"github.com/kelseyhightower/envconfig"
@@ -37,6 +38,7 @@ import (
 	"knative.dev/pkg/logging"
 	"knative.dev/pkg/signals"
 
+	"github.com/frugal-operator/foo-operator/pkg/serverless/auth"
 	"github.com/frugal-operator/foo-operator/pkg/serverless/ownwrites"
 	"github.com/frugal-operator/foo-operator/pkg/serverless/receiver"
 )
@@ -88,6 +90,9 @@ type env struct {
 	AckDeadline     time.Duration `envconfig:"ACK_DEADLINE" default:"30s"`
 	ColdStartResync bool          `envconfig:"COLD_START_RESYNC" default:"true"`
 	SystemNamespace string        `envconfig:"SYSTEM_NAMESPACE"`
+	OIDCAudience    string        `envconfig:"OIDC_AUDIENCE"`
+	OIDCSubjects    []string      `envconfig:"OIDC_SUBJECTS"`
+	OIDCDiscovery   string        `envconfig:"OIDC_DISCOVERY_BASE_URL"`
 }
 
 // Main runs op until SIGTERM or SIGINT, then drains; it exits the process
@@ -100,6 +105,13 @@ func Main(op Operator) {
 	opts, ack, logLevel := registerFlags(flag.CommandLine, e, op.Name)
 	systemNamespace := flag.String("system-namespace", e.SystemNamespace,
 		"Namespace of the config-observability ConfigMap that configures metrics; none: metrics off (env SYSTEM_NAMESPACE).")
+	oidc := auth.Config{Audience: e.OIDCAudience, Subjects: e.OIDCSubjects, DiscoveryBaseURL: e.OIDCDiscovery}
+	flag.StringVar(&oidc.Audience, "oidc-audience", oidc.Audience,
+		"Admit only requests with an OIDC token for this audience, the sink's (Knative Eventing's authentication-oidc); empty: every sender (env OIDC_AUDIENCE).")
+	flag.Func("oidc-subjects", "Comma-separated subjects admitted with -oidc-audience: the sources' and the broker's OIDC service accounts (env OIDC_SUBJECTS).",
+		func(v string) error { oidc.Subjects = strings.Split(v, ","); return nil })
+	flag.StringVar(&oidc.DiscoveryBaseURL, "oidc-discovery-base-url", oidc.DiscoveryBaseURL,
+		"Where the tokens' issuer publishes its OIDC discovery; empty: https://kubernetes.default.svc (env OIDC_DISCOVERY_BASE_URL).")
 	// Parses the flags, with --kubeconfig (else in-cluster) and --kube-api-qps/--kube-api-burst.
 	cfg := injection.ParseAndGetRESTConfigOrDie()
 	if cfg.QPS == 0 {
@@ -134,6 +146,11 @@ func Main(op Operator) {
 	partsCtx := context.WithoutCancel(ctx)
 	partsCtx = controller.WithEventRecorder(partsCtx, eventRecorder(kubeclient.Get(ctx).CoreV1(), op))
 
+	if oidc.Audience != "" {
+		if opts.Verifier, err = auth.New(ctx, cfg, oidc); err != nil {
+			logger.Fatalw("Failed to set up the senders' authentication", zap.Error(err))
+		}
+	}
 	writes := ownwrites.New(ownwrites.DefaultMax)
 	parts := op.New(partsCtx, writes)
 	decoder := &receiver.Decoder{Owner: op.Owner, Owned: parts.Owned, OwnWrites: writes, SkipNoOp: true}

@@ -61,7 +61,9 @@ type AdapterOwner struct {
 // the events of the objects sourceConfig selects to sink. sourceConfig is
 // marshalled with encoding/json into K_SOURCE_CONFIG: an AdapterConfig, or a
 // json.RawMessage. kubeconfig is whom the adapter watches as; empty means
-// the admin.
+// the admin. env is added to the adapter's environment, last: for instance
+// K_AUDIENCE and K_OIDC_SERVICE_ACCOUNT, with which it sends OIDC tokens of
+// that service account (of namespace) for that audience.
 //
 // The adapter exits at once if a watched group/version is not served, so
 // install CRDs, and wait for them to be established, before starting it. It
@@ -70,7 +72,7 @@ type AdapterOwner struct {
 // until the sink sees its event. The adapter listens on no port: its health
 // probes are compiled out and PROFILING_PORT is set to a port that cannot be
 // bound.
-func (c *ControlPlane) StartAdapter(name, namespace, sink string, sourceConfig any, kubeconfig string) (*Process, error) {
+func (c *ControlPlane) StartAdapter(name, namespace, sink string, sourceConfig any, kubeconfig string, env ...string) (*Process, error) {
 	bin, err := BinaryPath("adapter")
 	if err != nil {
 		return nil, err
@@ -95,5 +97,6 @@ func (c *ControlPlane) StartAdapter(name, namespace, sink string, sourceConfig a
 		// only logs a warning when that fails.
 		"PROFILING_PORT=-1",
 	)
+	cmd.Env = append(cmd.Env, env...)
 	return c.StartProcess("adapter-"+namespace+"-"+name, cmd)
 }

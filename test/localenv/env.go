@@ -319,6 +319,12 @@ func (e *Env) Resync(ctx context.Context) (int, error) {
 // delete, whoever really sent it: a stale object, or a forged one. It
 // returns the HTTP status and body.
 func (e *Env) SendObject(ctx context.Context, verb string, obj runtime.Object, plural string) (int, string, error) {
+	return e.SendObjectWithToken(ctx, "", verb, obj, plural)
+}
+
+// SendObjectWithToken is SendObject with an OIDC token in the Authorization
+// header ("" for none), as a source sends when Knative's OIDC is on.
+func (e *Env) SendObjectWithToken(ctx context.Context, token, verb string, obj runtime.Object, plural string) (int, string, error) {
 	m, err := meta.Accessor(obj)
 	if err != nil {
 		return 0, "", err
@@ -336,7 +342,7 @@ func (e *Env) SendObject(ctx context.Context, verb string, obj runtime.Object, p
 	if gvk.Group == "" {
 		prefix = "/api/"
 	}
-	return e.post(ctx, map[string]string{
+	headers := map[string]string{
 		"Ce-Type":       "dev.knative.apiserver.resource." + verb,
 		"Ce-Source":     e.CP.URL,
 		"Ce-Subject":    prefix + apiVersion + "/namespaces/" + m.GetNamespace() + "/" + plural + "/" + m.GetName(),
@@ -344,7 +350,11 @@ func (e *Env) SendObject(ctx context.Context, verb string, obj runtime.Object, p
 		"Ce-Apiversion": apiVersion,
 		"Ce-Name":       m.GetName(),
 		"Ce-Namespace":  m.GetNamespace(),
-	}, data)
+	}
+	if token != "" {
+		headers["Authorization"] = "Bearer " + token
+	}
+	return e.post(ctx, headers, data)
 }
 
 // post delivers a binary-mode CloudEvent with JSON data to the reconciler.

@@ -46,6 +46,7 @@ const (
 	OutcomeQueued      = "queued"      // 202: its keys were enqueued (AckOnEnqueue)
 	OutcomeIgnored     = "ignored"     // 202: it asks for nothing
 	OutcomeBad         = "bad"         // 4xx: it cannot be used; delivering it again will not help
+	OutcomeDenied      = "denied"      // 401, 403: its sender may not send events here
 	OutcomeUnavailable = "unavailable" // 503: not done in time, or failed; to be delivered again
 )
 
@@ -137,6 +138,8 @@ func outcomeOf(code int, queued bool) string {
 		return OutcomeQueued
 	case code < 300:
 		return OutcomeIgnored
+	case code == http.StatusUnauthorized || code == http.StatusForbidden:
+		return OutcomeDenied
 	case code < 500:
 		return OutcomeBad
 	default:

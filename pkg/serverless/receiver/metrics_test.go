@@ -144,3 +144,36 @@ func TestMetricsCountWhatWasAnswered(t *testing.T) {
 		t.Error("metrics (-want, +got):", diff)
 	}
 }
+
+// denyAll is a Verifier that refuses every request.
+type denyAll struct{ code int }
+
+func (d denyAll) Verify(w http.ResponseWriter, _ *http.Request) bool {
+	http.Error(w, "no", d.code)
+	return false
+}
+
+// A request the Verifier refuses reaches nothing: no reconcile, no resync.
+func TestRefusedSendersReachNothing(t *testing.T) {
+	reader := sdkmetric.NewManualReader()
+	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
+	rec := newFakeReconciler(nil)
+	for _, code := range []int{http.StatusUnauthorized, http.StatusForbidden} {
+		ts := startServer(t, rec, Options{Verifier: denyAll{code}, MeterProvider: mp},
+			types.NamespacedName{Namespace: "ns", Name: "a"})
+		for _, e := range []func() int{
+			func() int { return send(t, ts.url, fooResourceEvent("add", "ns", "one"), false).code },
+			func() int { return send(t, ts.url, pingEvent(), true).code },
+		} {
+			if got := e(); got != code {
+				t.Errorf("answer = %d, want %d", got, code)
+			}
+		}
+	}
+	if n := rec.callsOf("ns/one") + rec.callsOf("ns/a"); n != 0 {
+		t.Errorf("%d reconciles, want none", n)
+	}
+	if got := collected(t, reader)["serverless.events{outcome=denied,type=}"]; got != 4 {
+		t.Errorf("denied events = %d, want 4", got)
+	}
+}

@@ -95,6 +95,8 @@ type Options struct {
 	// what a crash then loses, the cold-start resync (which must be on) and
 	// the ping resync restore; a SIGTERM drains the queue first.
 	AckOnEnqueue bool
+	// Verifier, if set, decides who may deliver events (see package auth).
+	Verifier Verifier
 	// MeterProvider makes the receiver's metrics (see metrics.go); the
 	// global one (otel.GetMeterProvider) when nil.
 	MeterProvider metric.MeterProvider
@@ -162,6 +164,12 @@ type Server struct {
 	// budget holds MaxInflightBytes of event bodies.
 	budget  *semaphore.Weighted
 	metrics *instruments
+}
+
+// Verifier decides whether a request may deliver an event, before its body
+// is read. When not, it answers the request itself (401 or 403).
+type Verifier interface {
+	Verify(w http.ResponseWriter, r *http.Request) bool
 }
 
 // KeyLister returns the keys a resync reconciles: every key that may need
@@ -296,6 +304,9 @@ func (s *Server) answer(w http.ResponseWriter, r *http.Request, arrived time.Tim
 		return "", false
 	}
 	defer done()
+	if s.opts.Verifier != nil && !s.opts.Verifier.Verify(w, r) {
+		return "", false // answered
+	}
 	target, names, logger, err := s.intake(w, r, deadline)
 	if err != nil {
 		return names.typ, false // answered

@@ -1,0 +1,204 @@
+/*
+Copyright The Foo Operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"testing"
+	"time"
+
+	authenticationv1 "k8s.io/api/authentication/v1"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrs "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"knative.dev/pkg/ptr"
+
+	samplesv1alpha1 "github.com/frugal-operator/foo-operator/pkg/apis/samplecontroller/v1alpha1"
+	"github.com/frugal-operator/foo-operator/test/controlplane"
+	"github.com/frugal-operator/foo-operator/test/localenv"
+)
+
+// 13. With OIDC on, only the sources wake the reconciler: a real adapter
+// sending real tokens of its OIDC identity is admitted; no token, an
+// expired one, one for another audience (401) and one of another subject
+// (403) are refused, and none of them is reconciled.
+func TestOnlyTheSourcesMaySend(t *testing.T) {
+	ctx := context.Background()
+	const audience = "foo-reconciler.foo-operator"
+	// Eventing's name for the OIDC identity of ApiServerSource "foos"
+	// (auth.GetOIDCServiceAccountNameForResource).
+	const identity = "foos-oidc-sources.knative.dev-apiserversource"
+	subject := "system:serviceaccount:" + localenv.Namespace + ":" + identity
+	kube := env.Kube
+
+	// What Knative Eventing's controller makes for a source when
+	// authentication-oidc is on: the OIDC identity, and the adapter's right
+	// to ask for its tokens.
+	create := func(obj interface{ GetName() string }, do func() error) {
+		t.Helper()
+		if err := do(); err != nil && !apierrs.IsAlreadyExists(err) {
+			t.Fatalf("creating %s: %v", obj.GetName(), err)
+		}
+	}
+	sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: identity, Namespace: localenv.Namespace}}
+	create(sa, func() error {
+		_, err := kube.CoreV1().ServiceAccounts(sa.Namespace).Create(ctx, sa, metav1.CreateOptions{})
+		return err
+	})
+	role := &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Name: "foos-create-oidc-token", Namespace: localenv.Namespace},
+		Rules: []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"serviceaccounts/token"}, ResourceNames: []string{identity}, Verbs: []string{"create"}}}}
+	create(role, func() error {
+		_, err := kube.RbacV1().Roles(role.Namespace).Create(ctx, role, metav1.CreateOptions{})
+		return err
+	})
+	rb := &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Name: role.Name, Namespace: localenv.Namespace},
+		Subjects: []rbacv1.Subject{{Kind: "ServiceAccount", Name: "foo-sources", Namespace: localenv.Namespace}},
+		RoleRef:  rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "Role", Name: role.Name}}
+	create(rb, func() error {
+		_, err := kube.RbacV1().RoleBindings(rb.Namespace).Create(ctx, rb, metav1.CreateOptions{})
+		return err
+	})
+	// Outside a cluster, the verifier reads the issuer's discovery without
+	// credentials (in one, through https://kubernetes.default.svc with its
+	// own): let anyone read it, as public issuers do.
+	crb := &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "e2e-oidc-discovery-anonymous"},
+		Subjects: []rbacv1.Subject{{Kind: "Group", APIGroup: "rbac.authorization.k8s.io", Name: "system:unauthenticated"}},
+		RoleRef:  rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "ClusterRole", Name: "system:service-account-issuer-discovery"}}
+	create(crb, func() error {
+		_, err := kube.RbacV1().ClusterRoleBindings().Create(ctx, crb, metav1.CreateOptions{})
+		return err
+	})
+	t.Cleanup(func() {
+		_ = kube.RbacV1().ClusterRoleBindings().Delete(context.Background(), crb.Name, metav1.DeleteOptions{})
+	})
+
+	ca, err := env.CP.CAFile()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("SSL_CERT_FILE", ca) // the API server's CA, for the discovery
+	if err := env.StopReconciler(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = env.StopReconciler()
+		if err := env.StartReconciler(context.Background()); err != nil {
+			t.Error(err)
+		}
+	})
+	if err := env.StartReconciler(ctx, "--oidc-audience="+audience, "--oidc-subjects="+subject, "--oidc-discovery-base-url="+env.CP.URL); err != nil {
+		t.Fatal(err)
+	}
+
+	ns := namespace(t)
+	fooGVR := schema.GroupVersionResource{Group: "samplecontroller.knative.io", Version: "v1alpha1", Resource: "foos"}
+	adapter, err := env.CP.StartAdapter("foos-oidc", localenv.Namespace, env.ReconcilerURL,
+		controlplane.AdapterConfig{Namespaces: []string{ns}, Mode: "Resource", Resources: []controlplane.AdapterResource{{GVR: fooGVR}}},
+		env.SourcesKubeconfig, "K_AUDIENCE="+audience, "K_OIDC_SERVICE_ACCOUNT="+identity)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = adapter.Stop() })
+
+	// Admitted: the adapter's events, with its tokens, converge a Foo. (The
+	// other adapters send none: their events are refused.) An adapter sends
+	// nothing for what happened before its watch ran: the Foo's replicas are
+	// changed until a change is reconciled.
+	victim := createFoo(t, newFoo(ns, "victim", "victim", 1))
+	foos := env.Foos.SamplecontrollerV1alpha1().Foos(ns)
+	err = wait.PollUntilContextTimeout(ctx, time.Second, 2*time.Minute, false, func(ctx context.Context) (bool, error) {
+		if ok, _ := convergedFooNow(ctx, ns, "victim"); ok && *victim.Spec.Replicas > 1 {
+			return true, nil
+		}
+		victim.Spec.Replicas = ptr.Int32(*victim.Spec.Replicas%5 + 1)
+		patch := fmt.Sprintf(`{"spec":{"replicas":%d}}`, *victim.Spec.Replicas)
+		_, err := foos.Patch(ctx, "victim", types.MergePatchType, []byte(patch), metav1.PatchOptions{})
+		return false, err
+	})
+	if err != nil {
+		t.Fatalf("no Foo change converged through the adapter's tokens: %v", err)
+	}
+	if victim, err = foos.Get(ctx, "victim", metav1.GetOptions{}); err != nil {
+		t.Fatal(err)
+	}
+
+	// Its Deployment deleted by hand: the Deployments' adapter sends no
+	// token, so nothing wakes the reconciler but what this test sends.
+	deps := kube.AppsV1().Deployments(ns)
+	if err := deps.Delete(ctx, "victim", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	victim.APIVersion, victim.Kind = samplesv1alpha1.SchemeGroupVersion.String(), "Foo"
+	tokenFor := func(sa, aud string) string {
+		t.Helper()
+		tr, err := kube.CoreV1().ServiceAccounts(localenv.Namespace).CreateToken(ctx, sa,
+			&authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{Audiences: []string{aud}}}, metav1.CreateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return tr.Status.Token
+	}
+	expired, err := env.CP.SignToken(map[string]any{"iss": env.CP.URL, "sub": subject, "aud": []string{audience},
+		"iat": time.Now().Add(-2 * time.Hour).Unix(), "exp": time.Now().Add(-time.Hour).Unix()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name, token string
+		want        int
+	}{
+		{"no token", "", http.StatusUnauthorized},
+		{"expired", expired, http.StatusUnauthorized},
+		{"for another audience", tokenFor(identity, "someone-else"), http.StatusUnauthorized},
+		{"of another subject", tokenFor("foo-reconciler", audience), http.StatusForbidden},
+	} {
+		code, body, err := env.SendObjectWithToken(ctx, tc.token, "add", victim, "foos")
+		if err != nil || code != tc.want {
+			t.Errorf("%s: answered %d %q, %v; want %d", tc.name, code, body, err, tc.want)
+		}
+	}
+	if _, err := deps.Get(ctx, "victim", metav1.GetOptions{}); !apierrs.IsNotFound(err) {
+		t.Fatalf("the Deployment came back (%v): a refused event was reconciled", err)
+	}
+	// A valid token: answered once reconciled.
+	if code, body, err := env.SendObjectWithToken(ctx, tokenFor(identity, audience), "add", victim, "foos"); err != nil || code != http.StatusOK {
+		t.Fatalf("valid token: answered %d %q, %v; want 200", code, body, err)
+	}
+	if _, err := deps.Get(ctx, "victim", metav1.GetOptions{}); err != nil {
+		t.Errorf("the Deployment is not back after the admitted event: %v", err)
+	}
+}
+
+// convergedFooNow tells whether Foo ns/name has its Deployment with its
+// replicas and a status of its generation.
+func convergedFooNow(ctx context.Context, ns, name string) (bool, error) {
+	f, err := env.Foos.SamplecontrollerV1alpha1().Foos(ns).Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		return false, err
+	}
+	d, err := env.Kube.AppsV1().Deployments(ns).Get(ctx, f.Spec.DeploymentName, metav1.GetOptions{})
+	if err != nil {
+		return false, err
+	}
+	return f.Status.ObservedGeneration == f.Generation && *d.Spec.Replicas == *f.Spec.Replicas, nil
+}
