@@ -27,6 +27,7 @@ import (
 	"github.com/kelseyhightower/envconfig"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
+	"golang.org/x/sync/errgroup"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -139,18 +140,36 @@ func Main(op Operator) {
 	for _, inject := range injection.Default.GetClients() {
 		ctx = inject(ctx, cfg)
 	}
-	shutdownMetrics, err := setupMetrics(ctx, kubeclient.Get(ctx), *systemNamespace, op.Name)
+	// What is read of the API server before serving, at once.
+	var (
+		metrics = metricsConfig{Protocol: "none"}
+		g       errgroup.Group
+	)
+	if *systemNamespace != "" {
+		g.Go(func() (err error) {
+			metrics, err = readMetricsConfig(ctx, kubeclient.Get(ctx), *systemNamespace)
+			return err
+		})
+	}
+	if oidc.Audience != "" {
+		g.Go(func() error {
+			v, err := auth.New(ctx, cfg, oidc)
+			if err == nil {
+				opts.Verifier = v
+			}
+			return err
+		})
+	}
+	if err := g.Wait(); err != nil {
+		logger.Fatalw("Failed to start", zap.Error(err))
+	}
+	shutdownMetrics, err := setupMetrics(ctx, metrics, *systemNamespace, op.Name)
 	if err != nil {
 		logger.Fatalw("Failed to set up metrics", zap.Error(err))
 	}
 	partsCtx := context.WithoutCancel(ctx)
 	partsCtx = controller.WithEventRecorder(partsCtx, eventRecorder(kubeclient.Get(ctx).CoreV1(), op))
 
-	if oidc.Audience != "" {
-		if opts.Verifier, err = auth.New(ctx, cfg, oidc); err != nil {
-			logger.Fatalw("Failed to set up the senders' authentication", zap.Error(err))
-		}
-	}
 	writes := ownwrites.New(ownwrites.DefaultMax)
 	parts := op.New(partsCtx, writes)
 	decoder := &receiver.Decoder{Owner: op.Owner, Owned: parts.Owned, OwnWrites: writes, SkipNoOp: true}

@@ -19,52 +19,120 @@ package serverless
 import (
 	"context"
 	"fmt"
+	"net/url"
+	"os"
+	"time"
 
 	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/exporters/otlp/otlpmetric/otlpmetrichttp"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+	corev1 "k8s.io/api/core/v1"
 	apierrs "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	k8stoolmetrics "k8s.io/client-go/tools/metrics"
 	"k8s.io/client-go/util/workqueue"
 	"knative.dev/pkg/controller"
-	"knative.dev/pkg/observability"
-	o11yconfigmap "knative.dev/pkg/observability/configmap"
-	"knative.dev/pkg/observability/metrics"
 	k8smetrics "knative.dev/pkg/observability/metrics/k8s"
 	"knative.dev/pkg/observability/resource"
+	"knative.dev/pkg/system"
 )
 
-// setupMetrics configures OpenTelemetry's metrics from the
-// config-observability ConfigMap of namespace (metrics-protocol,
-// metrics-endpoint, metrics-export-interval; OTEL_EXPORTER_OTLP_* in the
-// environment override them), as knative.dev/pkg's
-// sharedmain.SetupObservabilityOrDie does, with the same providers: the
-// global meter provider, the workqueue's metrics (kn.workqueue.*) and the
-// API client's (kn.k8s.client.*). It does not link sharedmain, which would
-// bring some 200 packages (webhooks, leader election, informers) into a
-// binary whose cold start is what users buy. Without a namespace, or
-// without the ConfigMap, metrics are off ("none"). Call it before any
-// controller is built, and the returned shutdown on exit: it exports what
-// is left, so that a pod scaling to zero loses none.
-func setupMetrics(ctx context.Context, kc kubernetes.Interface, namespace, name string) (shutdown func(context.Context) error, _ error) {
-	cfg := observability.DefaultConfig()
-	if namespace != "" {
-		cm, err := kc.CoreV1().ConfigMaps(namespace).Get(ctx, o11yconfigmap.Name(), metav1.GetOptions{})
-		switch {
-		case apierrs.IsNotFound(err):
-		case err != nil:
-			return nil, fmt.Errorf("failed to read configmap %s/%s: %w", namespace, o11yconfigmap.Name(), err)
-		default:
-			if cfg, err = o11yconfigmap.Parse(cm); err != nil {
-				return nil, fmt.Errorf("bad configmap %s/%s: %w", namespace, cm.Name, err)
-			}
+// observabilityConfigMap is Knative's ConfigMap of observability settings.
+const observabilityConfigMap = "config-observability"
+
+// metricsConfig is what config-observability says of metrics: the keys
+// knative.dev/pkg's observability config reads.
+type metricsConfig struct {
+	// Protocol is http/protobuf (OTLP over HTTP) or none. Knative's grpc and
+	// prometheus are refused: a pod that scales to zero cannot be scraped,
+	// and OTLP over HTTP reaches every collector that gRPC does. (Not
+	// parsing with knative.dev/pkg/observability keeps its gRPC and
+	// Prometheus exporters, and their init, out of the binary: a few
+	// milliseconds of every cold start.)
+	Protocol string
+	// Endpoint is the OTLP endpoint's URL (…/v1/metrics).
+	Endpoint string
+	// ExportInterval is how often metrics are pushed; the exporter's default
+	// (60s) when zero. The last are pushed at shutdown whatever it is.
+	ExportInterval time.Duration
+}
+
+func parseMetricsConfig(data map[string]string) (metricsConfig, error) {
+	c := metricsConfig{Protocol: "none", Endpoint: data["metrics-endpoint"]}
+	if p := data["metrics-protocol"]; p != "" {
+		c.Protocol = p
+	}
+	if v := data["metrics-export-interval"]; v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d < 0 {
+			return c, fmt.Errorf("bad metrics-export-interval %q", v)
 		}
+		c.ExportInterval = d
 	}
-	mp, err := metrics.NewMeterProvider(ctx, cfg.Metrics, sdkmetric.WithResource(resource.Default(name)))
+	switch c.Protocol {
+	case "none":
+		if c.Endpoint != "" {
+			return c, fmt.Errorf("metrics-endpoint is set, but metrics-protocol is none")
+		}
+	case "http/protobuf":
+		if _, err := url.Parse(c.Endpoint); err != nil || c.Endpoint == "" {
+			return c, fmt.Errorf("metrics-protocol http/protobuf needs a metrics-endpoint URL, not %q", c.Endpoint)
+		}
+	default:
+		return c, fmt.Errorf("metrics-protocol %q is not supported here: http/protobuf (OTLP over HTTP) or none", c.Protocol)
+	}
+	return c, nil
+}
+
+// readMetricsConfig reads config-observability in namespace; no ConfigMap:
+// metrics off.
+func readMetricsConfig(ctx context.Context, kc kubernetes.Interface, namespace string) (metricsConfig, error) {
+	cm, err := kc.CoreV1().ConfigMaps(namespace).Get(ctx, observabilityConfigMap, metav1.GetOptions{})
+	if apierrs.IsNotFound(err) {
+		cm, err = &corev1.ConfigMap{}, nil
+	}
 	if err != nil {
-		return nil, fmt.Errorf("failed to set up metrics: %w", err)
+		return metricsConfig{}, fmt.Errorf("failed to read configmap %s/%s: %w", namespace, observabilityConfigMap, err)
 	}
+	c, err := parseMetricsConfig(cm.Data)
+	if err != nil {
+		return c, fmt.Errorf("configmap %s/%s: %w", namespace, observabilityConfigMap, err)
+	}
+	return c, nil
+}
+
+// setupMetrics sets up what knative.dev/pkg's
+// sharedmain.SetupObservabilityOrDie does for metrics, with cfg: the global
+// meter provider, the workqueue's metrics (kn.workqueue.*) and the API
+// client's (kn.k8s.client.*). OTEL_EXPORTER_OTLP_ENDPOINT (or
+// _METRICS_ENDPOINT) and OTEL_METRIC_EXPORT_INTERVAL in the environment
+// override cfg, as in Knative. Call it before any controller is built, and
+// the returned shutdown on exit: it exports what is left, so that a pod
+// scaling to zero loses none.
+func setupMetrics(ctx context.Context, cfg metricsConfig, namespace, name string) (shutdown func(context.Context) error, _ error) {
+	if cfg.Protocol != "http/protobuf" {
+		return func(context.Context) error { return nil }, nil
+	}
+	var opts []otlpmetrichttp.Option
+	if os.Getenv("OTEL_EXPORTER_OTLP_ENDPOINT") == "" && os.Getenv("OTEL_EXPORTER_OTLP_METRICS_ENDPOINT") == "" {
+		opts = append(opts, otlpmetrichttp.WithEndpointURL(cfg.Endpoint))
+	}
+	exporter, err := otlpmetrichttp.New(ctx, opts...)
+	if err != nil {
+		return nil, fmt.Errorf("failed to set up the metrics exporter: %w", err)
+	}
+	var readerOpts []sdkmetric.PeriodicReaderOption
+	if os.Getenv("OTEL_METRIC_EXPORT_INTERVAL") == "" && cfg.ExportInterval > 0 {
+		readerOpts = append(readerOpts, sdkmetric.WithInterval(cfg.ExportInterval))
+	}
+	// knative.dev/pkg names the namespace in the metrics' resource from the
+	// environment (system.Namespace, which panics without it).
+	if err := os.Setenv(system.NamespaceEnvKey, namespace); err != nil {
+		return nil, err
+	}
+	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(sdkmetric.NewPeriodicReader(exporter, readerOpts...)),
+		sdkmetric.WithResource(resource.Default(name)))
 	otel.SetMeterProvider(mp)
 	wq, err := k8smetrics.NewWorkqueueMetricsProvider(k8smetrics.WithMeterProvider(mp))
 	if err != nil {

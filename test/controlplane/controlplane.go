@@ -359,17 +359,6 @@ func (c *ControlPlane) runAPIServer(ctx context.Context, bin string) error {
 	return nil
 }
 
-// CAFile returns a file holding the CA that signed the API server's
-// serving certificate (PEM), for a client that takes a CA bundle from a file
-// (SSL_CERT_FILE, --certificate-authority).
-func (c *ControlPlane) CAFile() (string, error) {
-	f := filepath.Join(c.Dir, "ca.crt")
-	if err := os.WriteFile(f, c.CAData, 0o644); err != nil {
-		return "", err
-	}
-	return f, nil
-}
-
 // RestartAPIServer kills kube-apiserver with SIGKILL, as a crash would, and
 // starts it again with the same flags, data and certificates; it returns
 // once the new one is ready. Watches through it break and resume.

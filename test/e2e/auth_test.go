@@ -78,25 +78,6 @@ func TestOnlyTheSourcesMaySend(t *testing.T) {
 		_, err := kube.RbacV1().RoleBindings(rb.Namespace).Create(ctx, rb, metav1.CreateOptions{})
 		return err
 	})
-	// Outside a cluster, the verifier reads the issuer's discovery without
-	// credentials (in one, through https://kubernetes.default.svc with its
-	// own): let anyone read it, as public issuers do.
-	crb := &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "e2e-oidc-discovery-anonymous"},
-		Subjects: []rbacv1.Subject{{Kind: "Group", APIGroup: "rbac.authorization.k8s.io", Name: "system:unauthenticated"}},
-		RoleRef:  rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "ClusterRole", Name: "system:service-account-issuer-discovery"}}
-	create(crb, func() error {
-		_, err := kube.RbacV1().ClusterRoleBindings().Create(ctx, crb, metav1.CreateOptions{})
-		return err
-	})
-	t.Cleanup(func() {
-		_ = kube.RbacV1().ClusterRoleBindings().Delete(context.Background(), crb.Name, metav1.DeleteOptions{})
-	})
-
-	ca, err := env.CP.CAFile()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Setenv("SSL_CERT_FILE", ca) // the API server's CA, for the discovery
 	if err := env.StopReconciler(); err != nil {
 		t.Fatal(err)
 	}
@@ -106,7 +87,7 @@ func TestOnlyTheSourcesMaySend(t *testing.T) {
 			t.Error(err)
 		}
 	})
-	if err := env.StartReconciler(ctx, "--oidc-audience="+audience, "--oidc-subjects="+subject, "--oidc-discovery-base-url="+env.CP.URL); err != nil {
+	if err := env.StartReconciler(ctx, "--oidc-audience="+audience, "--oidc-subjects="+subject); err != nil {
 		t.Fatal(err)
 	}
 

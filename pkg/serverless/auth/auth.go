@@ -18,19 +18,13 @@ package auth
 
 import (
 	"context"
-	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"net/http"
 	"strings"
 
-	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"github.com/coreos/go-oidc/v3/oidc"
 	"k8s.io/client-go/rest"
-	eventingauth "knative.dev/eventing/pkg/auth"
-	"knative.dev/eventing/pkg/apis/feature"
-	"knative.dev/pkg/configmap"
-	"knative.dev/pkg/injection"
 )
 
 // Config says whom a Verifier admits.
@@ -43,24 +37,23 @@ type Config struct {
 	// OIDC service accounts ("system:serviceaccount:<ns>:<name>"). A token
 	// of another subject is refused (403).
 	Subjects []string
-	// DiscoveryBaseURL is where the issuer's OIDC discovery is read:
-	// eventing's oidc-discovery-base-url, https://kubernetes.default.svc
-	// when empty (then through the API client's credentials).
+	// DiscoveryBaseURL is the issuer's base URL, for an issuer other than
+	// the API server (eventing's oidc-discovery-base-url); empty: the API
+	// server of the rest.Config, read with its credentials.
 	DiscoveryBaseURL string
 }
 
 // Verifier admits the requests that carry a valid token, for the audience,
 // of an admitted subject.
 type Verifier struct {
-	v        *eventingauth.Verifier
-	features feature.Flags
-	audience string
+	verifier *oidc.IDTokenVerifier
 	subjects map[string]bool
 }
 
-// New returns a Verifier. It reads the issuer's OIDC discovery now, through
-// cfg for https://kubernetes.default.svc; a failure is an error, not a
-// Verifier that refuses everything.
+// New returns a Verifier. It reads the issuer's discovery now; a failure is
+// an error, not a Verifier that refuses everything. The signing keys are
+// read when a token first needs them, and again when a token is signed by a
+// key not known yet.
 func New(ctx context.Context, restConfig *rest.Config, cfg Config) (*Verifier, error) {
 	if cfg.Audience == "" {
 		return nil, fmt.Errorf("no audience")
@@ -68,94 +61,82 @@ func New(ctx context.Context, restConfig *rest.Config, cfg Config) (*Verifier, e
 	if len(cfg.Subjects) == 0 {
 		return nil, fmt.Errorf("no subject is admitted")
 	}
-	data := map[string]string{
-		feature.OIDCAuthentication: string(feature.Enabled),
-		// Authorization is the subjects' list, below: eventing's default
-		// mode (allow-same-namespace) would refuse every token here, where
-		// the verifier has no resource namespace.
-		feature.AuthorizationDefaultMode: string(feature.AuthorizationAllowAll),
+	base, client := cfg.DiscoveryBaseURL, http.DefaultClient
+	if base == "" {
+		var err error
+		if client, err = rest.HTTPClientFor(restConfig); err != nil {
+			return nil, err
+		}
+		base = restConfig.Host
 	}
-	if cfg.DiscoveryBaseURL != "" {
-		data[feature.OIDCDiscoveryBaseURL] = cfg.DiscoveryBaseURL
-	}
-	features, err := feature.NewFlagsConfigFromMap(data)
+	base = strings.TrimSuffix(base, "/")
+	// The keys are read later, with this context: it must outlive ctx.
+	ctx = oidc.ClientContext(context.WithoutCancel(ctx), client)
+	// In a cluster the issuer is named (https://kubernetes.default.svc...)
+	// otherwise than the address the API server is reached at: the
+	// discovery says which, and tokens must name that one.
+	provider, err := discover(ctx, client, base)
 	if err != nil {
 		return nil, err
-	}
-	// The flags never change: a static watcher, no informer.
-	flags := configmap.NewStaticWatcher(&corev1.ConfigMap{
-		ObjectMeta: metav1.ObjectMeta{Name: feature.FlagsConfigName},
-		Data:       data,
-	})
-	v := eventingauth.NewVerifier(injection.WithConfig(ctx, restConfig), nil, nil, flags)
-	if !v.IsReady() {
-		return nil, fmt.Errorf("failed to read the OIDC discovery of %s", features.OIDCDiscoveryBaseURL())
 	}
 	subjects := make(map[string]bool, len(cfg.Subjects))
 	for _, s := range cfg.Subjects {
 		subjects[s] = true
 	}
-	return &Verifier{v: v, features: features, audience: cfg.Audience, subjects: subjects}, nil
+	return &Verifier{verifier: provider.Verifier(&oidc.Config{ClientID: cfg.Audience}), subjects: subjects}, nil
+}
+
+// discover reads base's OIDC discovery, once, into a provider of the issuer
+// it names.
+func discover(ctx context.Context, client *http.Client, base string) (*oidc.Provider, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+"/.well-known/openid-configuration", nil)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("failed to read the OIDC discovery of %s: %w", base, err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("failed to read the OIDC discovery of %s: %s", base, resp.Status)
+	}
+	var d struct {
+		Issuer     string   `json:"issuer"`
+		JWKSURI    string   `json:"jwks_uri"`
+		Algorithms []string `json:"id_token_signing_alg_values_supported"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&d); err != nil {
+		return nil, fmt.Errorf("bad OIDC discovery at %s: %w", base, err)
+	}
+	if d.Issuer == "" || d.JWKSURI == "" {
+		return nil, fmt.Errorf("bad OIDC discovery at %s: no issuer or jwks_uri", base)
+	}
+	cfg := oidc.ProviderConfig{IssuerURL: d.Issuer, JWKSURL: d.JWKSURI, Algorithms: d.Algorithms}
+	return cfg.NewProvider(ctx), nil
 }
 
 // Verify answers 401 a request without a valid token for the audience, and
 // 403 one whose token's subject is not admitted, and tells whether the
 // request may go on.
 func (v *Verifier) Verify(w http.ResponseWriter, r *http.Request) bool {
-	// Authentication only: with no EventPolicy and the allow-all mode, any
-	// valid token for the audience passes.
-	rec := &statusRecorder{ResponseWriter: w}
-	if err := v.v.VerifyRequest(r.Context(), v.features, &v.audience, "", nil, r, rec); err != nil {
-		if rec.code == 0 {
-			rec.WriteHeader(http.StatusUnauthorized)
-		}
-		_, _ = fmt.Fprintln(rec, oneLine(err.Error()))
+	token, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+	if !ok || token == "" {
+		w.Header().Set("WWW-Authenticate", "Bearer")
+		http.Error(w, "no token: only the event sources may send events here", http.StatusUnauthorized)
 		return false
 	}
-	sub, err := subject(eventingauth.GetJWTFromHeader(r.Header))
-	if err != nil || !v.subjects[sub] {
-		http.Error(w, fmt.Sprintf("subject %q may not send events here", sub), http.StatusForbidden)
+	id, err := v.verifier.Verify(r.Context(), token)
+	if err != nil {
+		w.Header().Set("WWW-Authenticate", `Bearer error="invalid_token"`)
+		http.Error(w, oneLine(err.Error()), http.StatusUnauthorized)
+		return false
+	}
+	if !v.subjects[id.Subject] {
+		http.Error(w, fmt.Sprintf("subject %q may not send events here", id.Subject), http.StatusForbidden)
 		return false
 	}
 	return true
-}
-
-// subject reads the sub claim of a JWT that was verified.
-func subject(jwt string) (string, error) {
-	parts := strings.Split(jwt, ".")
-	if len(parts) != 3 {
-		return "", fmt.Errorf("not a JWT")
-	}
-	payload, err := base64.RawURLEncoding.DecodeString(parts[1])
-	if err != nil {
-		return "", err
-	}
-	var claims struct {
-		Sub string `json:"sub"`
-	}
-	err = json.Unmarshal(payload, &claims)
-	return claims.Sub, err
-}
-
-// statusRecorder remembers whether a status was written.
-type statusRecorder struct {
-	http.ResponseWriter
-	code int
-}
-
-func (w *statusRecorder) WriteHeader(code int) {
-	if w.code == 0 {
-		w.code = code
-		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-		w.ResponseWriter.WriteHeader(code)
-	}
-}
-
-func (w *statusRecorder) Write(b []byte) (int, error) {
-	if w.code == 0 {
-		w.WriteHeader(http.StatusOK)
-	}
-	return w.ResponseWriter.Write(b)
 }
 
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }

@@ -137,6 +137,23 @@ func TestVerify(t *testing.T) {
 	}
 }
 
+// Without a discovery base URL, the issuer is the API server of the
+// rest.Config, read with its client.
+func TestIssuerIsTheAPIServer(t *testing.T) {
+	is := newIssuer(t)
+	ctx := logtesting.TestContextWithLogger(t)
+	v, err := New(ctx, &rest.Config{Host: is.URL}, Config{Audience: "a", Subjects: []string{"s"}})
+	if err != nil {
+		t.Fatal("New() =", err)
+	}
+	now := time.Now()
+	r := httptest.NewRequest(http.MethodPost, "/", nil)
+	r.Header.Set("Authorization", "Bearer "+token(t, is.key, map[string]any{"iss": is.URL, "sub": "s", "aud": "a", "exp": now.Add(time.Hour).Unix()}))
+	if w := httptest.NewRecorder(); !v.Verify(w, r) {
+		t.Errorf("refused (%d %s), want admitted", w.Code, w.Body)
+	}
+}
+
 func TestNewRefusesToGuess(t *testing.T) {
 	ctx := logtesting.TestContextWithLogger(t)
 	is := newIssuer(t)

@@ -16,8 +16,15 @@ limitations under the License.
 
 // Package auth lets only the event sources wake the reconciler: with
 // Knative Eventing's OIDC feature on, sources and brokers attach a JWT of
-// their service account for the sink's audience; a Verifier checks it with
-// knative.dev/eventing's pkg/auth (against the API server's OIDC discovery
-// and JWKS) and admits only the subjects it is given. It starts no
-// informer: its feature flags are static, and it needs no EventPolicy.
+// their service account for the sink's audience (Authorization: Bearer); a
+// Verifier checks it as knative.dev/eventing's pkg/auth does, with the same
+// library (go-oidc: the issuer's discovery and JWKS, the audience, the
+// expiry), and admits only the subjects it is given. It starts no informer.
+//
+// It does not link eventing's pkg/auth: that brings eventing's API packages,
+// one of which sets SYSTEM_NAMESPACE to "knative-testing" at init when it is
+// unset (knative.dev/pkg/system/testing), and it reaches the issuer only as
+// https://kubernetes.default.svc or without credentials. Here the issuer is
+// read from the API server the reconciler talks to, with its credentials,
+// in a cluster or not.
 package auth
