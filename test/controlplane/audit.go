@@ -20,7 +20,9 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
+	"sort"
 	"strings"
 
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -122,4 +124,59 @@ func GrantedRules(file, role string) (map[string]bool, error) {
 		return nil, fmt.Errorf("%s grants %s nothing", file, role)
 	}
 	return out, nil
+}
+
+// PrivilegeUse is how an identity used its privileges: the requests RBAC
+// refused it, the rules it was granted and never used, and the requests it
+// made that no rule of the manifests grants (a grant the manifests do not
+// show, or an audit filter that is wrong). Each "verb group/resource".
+type PrivilegeUse struct {
+	Refused, Unused, Ungranted []string
+}
+
+// Least tells whether the identity used exactly what it was granted.
+func (u PrivilegeUse) Least() bool {
+	return len(u.Refused)+len(u.Unused)+len(u.Ungranted) == 0
+}
+
+func (u PrivilegeUse) String() string {
+	return fmt.Sprintf("refused %v, unused %v, done without a rule %v", u.Refused, u.Unused, u.Ungranted)
+}
+
+// PrivilegeUse compares the requests that user made through agent (see
+// AuditEvents) with what the ClusterRoles and Roles named role in files
+// grant.
+func (c *ControlPlane) PrivilegeUse(files []string, role, user, agent string) (PrivilegeUse, error) {
+	granted := map[string]bool{}
+	for _, f := range files {
+		rules, err := GrantedRules(f, role)
+		if err != nil {
+			return PrivilegeUse{}, err
+		}
+		maps.Copy(granted, rules)
+	}
+	events, _, err := c.AuditEvents(0, user, agent)
+	if err != nil {
+		return PrivilegeUse{}, err
+	}
+	var u PrivilegeUse
+	used := map[string]bool{}
+	for _, e := range events {
+		switch r := e.Request(); {
+		case e.Forbidden():
+			u.Refused = append(u.Refused, r)
+		case !granted[r] && !used[r]:
+			u.Ungranted = append(u.Ungranted, r)
+			fallthrough
+		default:
+			used[r] = true
+		}
+	}
+	for r := range granted {
+		if !used[r] {
+			u.Unused = append(u.Unused, r)
+		}
+	}
+	sort.Strings(u.Unused)
+	return u, nil
 }

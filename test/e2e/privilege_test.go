@@ -18,10 +18,7 @@ package e2e
 
 import (
 	"context"
-	"fmt"
-	"maps"
 	"path/filepath"
-	"sort"
 	"testing"
 
 	apierrs "k8s.io/apimachinery/pkg/api/errors"
@@ -115,70 +112,30 @@ func TestLeastPrivilege(t *testing.T) {
 	})
 
 	t.Run("every rule used", func(t *testing.T) {
-		granted := grantedRules(t)
-		eventually(t, "the reconciler used every granted rule", func(context.Context) (bool, string) {
-			used, refused := reconcilerRequests(t)
-			if len(refused) > 0 {
-				return false, fmt.Sprintf("the reconciler was refused: %v", refused)
+		root, err := controlplane.RepoRoot()
+		if err != nil {
+			t.Fatal(err)
+		}
+		files := []string{filepath.Join(root, "config", "200-clusterroles.yaml"), filepath.Join(root, "config", "200-roles.yaml")}
+		eventually(t, "the reconciler used every granted rule, and nothing else", func(context.Context) (bool, string) {
+			u, err := env.CP.PrivilegeUse(files, foo.AgentName, reconcilerUser, foo.AgentName)
+			if err != nil {
+				return false, err.Error()
 			}
-			var unused []string
-			for r := range granted {
-				if !used[r] {
-					unused = append(unused, r)
-				}
-			}
-			for r := range used {
-				if !granted[r] {
-					return false, fmt.Sprintf("the reconciler did %s without a rule: the audit filter is wrong", r)
-				}
-			}
-			sort.Strings(unused)
-			return len(unused) == 0, fmt.Sprintf("unused: %v", unused)
+			return u.Least(), u.String()
 		})
 	})
 }
 
-// grantedRules returns config/'s foo-reconciler rules (its ClusterRole's and its Role's) as "verb group/resource".
-func grantedRules(t *testing.T) map[string]bool {
-	t.Helper()
-	root, err := controlplane.RepoRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	rules := map[string]bool{}
-	for _, f := range []string{"200-clusterroles.yaml", "200-roles.yaml"} {
-		granted, err := controlplane.GrantedRules(filepath.Join(root, "config", f), foo.AgentName)
-		if err != nil {
-			t.Fatal(err)
-		}
-		maps.Copy(rules, granted)
-	}
-	return rules
-}
-
-// reconcilerRequests reads the audit log for the requests the reconciler
-// binary made (its user agent, its ServiceAccount), as "verb group/resource",
-// and those RBAC refused.
-func reconcilerRequests(t *testing.T) (used map[string]bool, refused []string) {
-	t.Helper()
-	used = map[string]bool{}
-	events, _ := reconcilerAudit(t, 0)
-	for _, e := range events {
-		if e.Forbidden() {
-			refused = append(refused, e.Request())
-			continue
-		}
-		used[e.Request()] = true
-	}
-	return used, refused
-}
+// reconcilerUser is the reconciler's identity: config/'s ServiceAccount.
+const reconcilerUser = "system:serviceaccount:foo-operator:foo-reconciler"
 
 // reconcilerAudit returns the audited requests of the reconciler binary
 // (its user agent, its ServiceAccount) written at or after byte offset from
 // of the audit log, and the offset where the log ends.
 func reconcilerAudit(t *testing.T, from int64) ([]controlplane.AuditEvent, int64) {
 	t.Helper()
-	events, end, err := env.CP.AuditEvents(from, "system:serviceaccount:foo-operator:foo-reconciler", foo.AgentName)
+	events, end, err := env.CP.AuditEvents(from, reconcilerUser, foo.AgentName)
 	if err != nil {
 		t.Fatal(err)
 	}

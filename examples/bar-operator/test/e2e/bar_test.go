@@ -22,7 +22,6 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 	"testing"
 
@@ -181,62 +180,18 @@ func adapterDrops() int {
 // and used every rule it is granted (the tests above do all it does; this
 // one runs last).
 func TestZLeastPrivilege(t *testing.T) {
-	granted := grantedRules(t)
-	eventually(t, "every granted rule used, none refused", func(context.Context) (bool, string) {
-		used, refused := reconcilerRequests(t)
-		if len(refused) > 0 {
-			return false, fmt.Sprintf("refused: %v", refused)
-		}
-		var unused []string
-		for r := range granted {
-			if !used[r] {
-				unused = append(unused, r)
-			}
-		}
-		for r := range used {
-			if !granted[r] {
-				return false, fmt.Sprintf("%s done without a rule: the audit filter is wrong", r)
-			}
-		}
-		sort.Strings(unused)
-		return len(unused) == 0, fmt.Sprintf("unused: %v", unused)
-	})
-}
-
-// grantedRules returns config/'s bar-reconciler rules (its ClusterRole's and its Role's) as "verb group/resource".
-func grantedRules(t *testing.T) map[string]bool {
-	t.Helper()
 	root, err := controlplane.RepoRoot()
 	if err != nil {
 		t.Fatal(err)
 	}
-	rules := map[string]bool{}
-	for _, f := range []string{"200-clusterroles.yaml", "200-roles.yaml"} {
-		granted, err := controlplane.GrantedRules(filepath.Join(root, "examples", "bar-operator", "config", f), bar.AgentName)
+	dir := filepath.Join(root, "examples", "bar-operator", "config")
+	files := []string{filepath.Join(dir, "200-clusterroles.yaml"), filepath.Join(dir, "200-roles.yaml")}
+	user := "system:serviceaccount:" + operatorNamespace + ":" + bar.AgentName
+	eventually(t, "every granted rule used, and nothing else", func(context.Context) (bool, string) {
+		u, err := env.cp.PrivilegeUse(files, bar.AgentName, user, bar.AgentName)
 		if err != nil {
-			t.Fatal(err)
+			return false, err.Error()
 		}
-		maps.Copy(rules, granted)
-	}
-	return rules
-}
-
-// reconcilerRequests reads the audit log for the requests of the
-// reconciler binary (its user agent, its ServiceAccount), as
-// "verb group/resource[/subresource]", and those RBAC refused.
-func reconcilerRequests(t *testing.T) (used map[string]bool, refused []string) {
-	t.Helper()
-	events, _, err := env.cp.AuditEvents(0, "system:serviceaccount:"+operatorNamespace+":"+bar.AgentName, bar.AgentName)
-	if err != nil {
-		t.Fatal(err)
-	}
-	used = map[string]bool{}
-	for _, e := range events {
-		if e.Forbidden() {
-			refused = append(refused, e.Request())
-			continue
-		}
-		used[e.Request()] = true
-	}
-	return used, refused
+		return u.Least(), u.String()
+	})
 }
