@@ -103,16 +103,8 @@ func Main(op Operator) {
 	if err := envconfig.Process("", &e); err != nil {
 		log.Fatal(err)
 	}
-	opts, ack, logLevel := registerFlags(flag.CommandLine, e, op.Name)
-	systemNamespace := flag.String("system-namespace", e.SystemNamespace,
-		"Namespace of the config-observability ConfigMap that configures metrics; none: metrics off (env SYSTEM_NAMESPACE).")
-	oidc := auth.Config{Audience: e.OIDCAudience, Subjects: e.OIDCSubjects, DiscoveryBaseURL: e.OIDCDiscovery}
-	flag.StringVar(&oidc.Audience, "oidc-audience", oidc.Audience,
-		"Admit only requests with an OIDC token for this audience, the sink's (Knative Eventing's authentication-oidc); empty: every sender (env OIDC_AUDIENCE).")
-	flag.Func("oidc-subjects", "Comma-separated subjects admitted with -oidc-audience: the sources' and the broker's OIDC service accounts (env OIDC_SUBJECTS).",
-		func(v string) error { oidc.Subjects = strings.Split(v, ","); return nil })
-	flag.StringVar(&oidc.DiscoveryBaseURL, "oidc-discovery-base-url", oidc.DiscoveryBaseURL,
-		"Where the tokens' issuer publishes its OIDC discovery; empty: https://kubernetes.default.svc (env OIDC_DISCOVERY_BASE_URL).")
+	set := registerFlags(flag.CommandLine, e, op.Name)
+	opts, oidc := set.opts, set.oidc
 	// Parses the flags, with --kubeconfig (else in-cluster) and --kube-api-qps/--kube-api-burst.
 	cfg := injection.ParseAndGetRESTConfigOrDie()
 	if cfg.QPS == 0 {
@@ -122,12 +114,12 @@ func Main(op Operator) {
 		cfg.Burst = defaultBurst
 	}
 	cfg.UserAgent = op.Name
-	if err := setAck(opts, *ack); err != nil {
+	if err := setAck(opts, set.ack); err != nil {
 		log.Fatal(err)
 	}
 	var level zapcore.Level
-	if err := level.UnmarshalText([]byte(*logLevel)); err != nil {
-		log.Fatalf("bad --log-level %q: %v", *logLevel, err)
+	if err := level.UnmarshalText([]byte(set.logLevel)); err != nil {
+		log.Fatalf("bad --log-level %q: %v", set.logLevel, err)
 	}
 	logger, _ := logging.NewLogger("", level.String())
 	logger = logger.Named(op.Name)
@@ -145,15 +137,15 @@ func Main(op Operator) {
 		metrics = metricsConfig{Protocol: "none"}
 		g       errgroup.Group
 	)
-	if *systemNamespace != "" {
+	if set.systemNamespace != "" {
 		g.Go(func() (err error) {
-			metrics, err = readMetricsConfig(ctx, kubeclient.Get(ctx), *systemNamespace)
+			metrics, err = readMetricsConfig(ctx, kubeclient.Get(ctx), set.systemNamespace)
 			return err
 		})
 	}
 	if oidc.Audience != "" {
 		g.Go(func() error {
-			v, err := auth.New(ctx, cfg, oidc)
+			v, err := auth.New(ctx, cfg, *oidc)
 			if err == nil {
 				opts.Verifier = v
 			}
@@ -163,7 +155,7 @@ func Main(op Operator) {
 	if err := g.Wait(); err != nil {
 		logger.Fatalw("Failed to start", zap.Error(err))
 	}
-	shutdownMetrics, err := setupMetrics(ctx, metrics, *systemNamespace, op.Name)
+	shutdownMetrics, err := setupMetrics(ctx, metrics, set.systemNamespace, op.Name)
 	if err != nil {
 		logger.Fatalw("Failed to set up metrics", zap.Error(err))
 	}
@@ -186,12 +178,30 @@ func Main(op Operator) {
 	}
 }
 
+// settings are what the flags and the environment set; the flags are
+// read when the FlagSet is parsed.
+type settings struct {
+	opts                           *receiver.Options
+	oidc                           *auth.Config
+	ack, logLevel, systemNamespace string
+}
+
 // registerFlags defines the flags on fs, defaulting to e's settings.
-func registerFlags(fs *flag.FlagSet, e env, name string) (opts *receiver.Options, ack, logLevel *string) {
-	opts = &receiver.Options{Name: name}
-	ack = fs.String("ack", e.Ack,
+func registerFlags(fs *flag.FlagSet, e env, name string) *settings {
+	set := &settings{opts: &receiver.Options{Name: name},
+		oidc: &auth.Config{Audience: e.OIDCAudience, Subjects: e.OIDCSubjects, DiscoveryBaseURL: e.OIDCDiscovery}}
+	opts := set.opts
+	fs.StringVar(&set.ack, "ack", e.Ack,
 		"When to answer an event: reconciled (once its keys are reconciled) or queued (once enqueued; direct wiring under bursts, with the cold-start resync on) (env ACK).")
-	logLevel = fs.String("log-level", e.LogLevel, "Log level: debug, info, warn or error (env LOG_LEVEL).")
+	fs.StringVar(&set.logLevel, "log-level", e.LogLevel, "Log level: debug, info, warn or error (env LOG_LEVEL).")
+	fs.StringVar(&set.systemNamespace, "system-namespace", e.SystemNamespace,
+		"Namespace of the config-observability ConfigMap that configures metrics; none: metrics off (env SYSTEM_NAMESPACE).")
+	fs.StringVar(&set.oidc.Audience, "oidc-audience", set.oidc.Audience,
+		"Admit only requests with an OIDC token for this audience, the sink's (Knative Eventing's authentication-oidc); empty: every sender (env OIDC_AUDIENCE).")
+	fs.Func("oidc-subjects", "Comma-separated subjects admitted with -oidc-audience: the sources' and the broker's OIDC service accounts (env OIDC_SUBJECTS).",
+		func(v string) error { set.oidc.Subjects = strings.Split(v, ","); return nil })
+	fs.StringVar(&set.oidc.DiscoveryBaseURL, "oidc-discovery-base-url", set.oidc.DiscoveryBaseURL,
+		"The tokens' issuer, when not the API server: where it publishes its OIDC discovery (env OIDC_DISCOVERY_BASE_URL).")
 	fs.IntVar(&opts.Port, "port", e.Port, "Port to receive events and probes on (env PORT).")
 	fs.Int64Var(&opts.MaxBodyBytes, "max-body-bytes", receiver.DefaultMaxBodyBytes, "Largest event body accepted; bigger ones are answered 413.")
 	fs.Int64Var(&opts.MaxInflightBytes, "max-inflight-bytes", receiver.DefaultMaxInflightBytes,
@@ -207,7 +217,7 @@ func registerFlags(fs *flag.FlagSet, e env, name string) (opts *receiver.Options
 		"Failed reconciles of a key an event sits through (they are retried with backoff) before it is answered 503.")
 	fs.BoolVar(&opts.ColdStartResync, "cold-start-resync", e.ColdStartResync,
 		"Reconcile the owners that need work when the process starts (env COLD_START_RESYNC).")
-	return opts, ack, logLevel
+	return set
 }
 
 // setAck sets opts' acknowledgement mode.

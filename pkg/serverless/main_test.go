@@ -25,16 +25,18 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/kelseyhightower/envconfig"
 
+	"github.com/frugal-operator/foo-operator/pkg/serverless/auth"
 	"github.com/frugal-operator/foo-operator/pkg/serverless/receiver"
 )
 
 func TestSettings(t *testing.T) {
 	tests := []struct {
-		name    string
-		env     map[string]string
-		args    []string
-		want    receiver.Options
-		wantErr bool
+		name     string
+		env      map[string]string
+		args     []string
+		want     receiver.Options
+		wantOIDC auth.Config
+		wantErr  bool
 	}{{
 		name: "defaults",
 		want: receiver.Options{Name: "op", Port: 8080, AckDeadline: 30 * time.Second, ColdStartResync: true},
@@ -47,6 +49,17 @@ func TestSettings(t *testing.T) {
 		env:  map[string]string{"PORT": "9000", "COLD_START_RESYNC": "false"},
 		args: []string{"--port=9100", "--cold-start-resync", "--workers=8", "--max-failures=2"},
 		want: receiver.Options{Name: "op", Port: 9100, AckDeadline: 30 * time.Second, ColdStartResync: true, Workers: 8, MaxFailures: 2},
+	}, {
+		name:     "OIDC from the environment",
+		env:      map[string]string{"OIDC_AUDIENCE": "aud", "OIDC_SUBJECTS": "system:serviceaccount:a:b,system:serviceaccount:a:c"},
+		want:     receiver.Options{Name: "op", Port: 8080, AckDeadline: 30 * time.Second, ColdStartResync: true},
+		wantOIDC: auth.Config{Audience: "aud", Subjects: []string{"system:serviceaccount:a:b", "system:serviceaccount:a:c"}},
+	}, {
+		name:     "OIDC flags override it",
+		env:      map[string]string{"OIDC_AUDIENCE": "aud", "OIDC_SUBJECTS": "x"},
+		args:     []string{"--oidc-audience=other", "--oidc-subjects=y,z", "--oidc-discovery-base-url=https://issuer"},
+		want:     receiver.Options{Name: "op", Port: 8080, AckDeadline: 30 * time.Second, ColdStartResync: true},
+		wantOIDC: auth.Config{Audience: "other", Subjects: []string{"y", "z"}, DiscoveryBaseURL: "https://issuer"},
 	}, {
 		name:    "ack queued needs the cold-start resync",
 		args:    []string{"--ack=queued", "--cold-start-resync=false"},
@@ -67,11 +80,15 @@ func TestSettings(t *testing.T) {
 			}
 			fs := flag.NewFlagSet("test", flag.ContinueOnError)
 			fs.SetOutput(io.Discard)
-			opts, ack, _ := registerFlags(fs, e, "op")
+			set := registerFlags(fs, e, "op")
 			if err := fs.Parse(tc.args); err != nil {
 				t.Fatal("Parse() =", err)
 			}
-			err := setAck(opts, *ack)
+			opts := set.opts
+			if diff := cmp.Diff(tc.wantOIDC, *set.oidc); diff != "" {
+				t.Error("OIDC (-want, +got):", diff)
+			}
+			err := setAck(opts, set.ack)
 			if (err != nil) != tc.wantErr {
 				t.Fatalf("setAck() = %v, want an error: %v", err, tc.wantErr)
 			}
