@@ -70,8 +70,29 @@ func converged(ctx context.Context, ns string, n int) (bool, string) {
 // 9a. A burst of Foos while the reconciler is killed twice (and started
 // again, as Knative would): every Foo converges, nothing is duplicated or
 // orphaned. What the crashes lose, the adapter's retries and the cold-start
-// resync restore.
+// resync restore: with the answer after the reconcile (the default), and
+// with the answer on enqueue (ACK=queued), where a crash loses the queue.
 func TestBurstSurvivesCrashes(t *testing.T) {
+	for _, ack := range []string{"reconciled", "queued"} {
+		t.Run("ack "+ack, func(t *testing.T) {
+			if err := env.StopReconciler(); err != nil {
+				t.Fatal(err)
+			}
+			if err := env.StartReconciler(context.Background(), "--ack="+ack); err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { // back to the default for the tests after this one
+				_ = env.StopReconciler()
+				if err := env.StartReconciler(context.Background()); err != nil {
+					t.Error(err)
+				}
+			})
+			burstSurvivesCrashes(t, "--ack="+ack)
+		})
+	}
+}
+
+func burstSurvivesCrashes(t *testing.T, args ...string) {
 	ns := namespace(t)
 	const n = 200
 	var created atomic.Int32
@@ -100,7 +121,7 @@ func TestBurstSurvivesCrashes(t *testing.T) {
 				t.Fatal(err)
 			}
 			crashes++
-			if err := env.StartReconciler(context.Background()); err != nil {
+			if err := env.StartReconciler(context.Background(), args...); err != nil {
 				t.Fatal(err)
 			}
 		}
