@@ -41,6 +41,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/dynamic"
@@ -55,6 +56,7 @@ import (
 	"github.com/frugal-operator/foo-operator/pkg/reconciler/foo/resources"
 	"github.com/frugal-operator/foo-operator/test/controlplane"
 	"github.com/frugal-operator/foo-operator/test/localenv"
+	"github.com/frugal-operator/foo-operator/test/otlp"
 )
 
 // The controllers measured.
@@ -111,8 +113,15 @@ type Result struct {
 	DrainMs                   float64
 	// Resync: the ping's resync at steady state (N converged Foos): the
 	// requests it made, by "VERB resource", and the time to its answer.
-	Resync     map[string]float64
-	ResyncMs   float64
+	Resync   map[string]float64
+	ResyncMs float64
+	// Events: what the reconciler was sent over its measured life (its
+	// cold start, the first Foo, the ping and the burst), per Foo of the
+	// burst, by "type outcome", from its own metrics; AnswerMs the mean time
+	// from an event's arrival to its answer. What the burst takes beyond
+	// events × AnswerMs is the senders' (the adapters deliver one at a time).
+	Events     map[string]float64 `json:",omitempty"`
+	AnswerMs   float64            `json:",omitempty"`
 	Incomplete string
 }
 
@@ -152,6 +161,7 @@ type run struct {
 	foos    versioned.Interface
 	dyn     dynamic.Interface
 	ourBin  string
+	metrics *otlp.Receiver
 	port    int
 	saKC    string
 	classic map[string]string // name -> binary
@@ -205,6 +215,17 @@ func runN(ctx context.Context, cfg Config, n int) ([]Result, error) {
 		return nil, err
 	}
 	if r.port, err = controlplane.FreePort(); err != nil {
+		return nil, err
+	}
+	// Our reconciler's metrics (config/ sets SYSTEM_NAMESPACE), exported to
+	// the harness when it stops.
+	if r.metrics, err = otlp.Start(); err != nil {
+		return nil, err
+	}
+	defer r.metrics.Close()
+	o11y := fmt.Sprintf(`{"data":{"metrics-protocol":"http/protobuf","metrics-endpoint":%q,"metrics-export-interval":"1h"}}`, r.metrics.URL)
+	if _, err := r.kube.CoreV1().ConfigMaps(localenv.Namespace).Patch(ctx, "config-observability", types.MergePatchType,
+		[]byte(o11y), metav1.PatchOptions{}); err != nil {
 		return nil, err
 	}
 
@@ -414,6 +435,7 @@ func (r *run) waitOursSettled(ctx context.Context, ns string, n int) error {
 func (r *run) startOurs(ctx context.Context, label string, resync bool, args ...string) (*controlplane.Process, error) {
 	// The same client rate limit as the raised classic's.
 	cmd := exec.Command(r.ourBin, append([]string{"--kubeconfig", r.saKC, "--port", strconv.Itoa(r.port),
+		"--system-namespace", localenv.Namespace,
 		"--kube-api-qps", strconv.Itoa(r.cfg.RaisedQPS), "--kube-api-burst", strconv.Itoa(2 * r.cfg.RaisedQPS),
 		"--cold-start-resync=" + strconv.FormatBool(resync)}, args...)...)
 	cmd.Env = append(os.Environ(), "LOG_LEVEL=warn")
@@ -527,6 +549,7 @@ func (r *run) measureOurs(ctx context.Context, adapters []*controlplane.Process,
 
 	r.cfg.Log("N=%d: %s, cold start with the resync on, burst, idle", r.n, name)
 	start := time.Now()
+	r.metrics.Reset()
 	p, err := r.startOurs(ctx, "measured"+label, true, args...)
 	if err != nil {
 		return res, ad, err
@@ -567,6 +590,25 @@ func (r *run) measureOurs(ctx context.Context, adapters []*controlplane.Process,
 		return res, ad, fmt.Errorf("the reconciler did not stop cleanly: %w", err)
 	}
 	res.DrainMs = ms(time.Since(drain))
+	events := r.metrics.Values("serverless.events")
+	res.Events = map[string]float64{}
+	for attrs, v := range events {
+		// "outcome=...,type=..." -> "type outcome"
+		var outcome, typ string
+		for _, kv := range strings.Split(attrs, ",") {
+			k, v, _ := strings.Cut(kv, "=")
+			switch k {
+			case "outcome":
+				outcome = v
+			case "type":
+				typ = strings.TrimPrefix(v, "dev.knative.")
+			}
+		}
+		res.Events[typ+" "+outcome] += v / float64(res.Burst)
+	}
+	if n, _ := r.metrics.Sum("serverless.event.duration", nil); n > 0 {
+		res.AnswerMs = 1000 * r.metrics.HistogramSum("serverless.event.duration", nil) / n
+	}
 	return res, ad, nil
 }
 

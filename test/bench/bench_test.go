@@ -59,6 +59,11 @@ func TestSmoke(t *testing.T) {
 	if ours.Resync["LIST foos"] != 1 || ours.Resync["LIST deployments"] != 1 || len(ours.Resync) != 2 {
 		t.Errorf("the ping resync made %v, want one LIST of Foos and one of Deployments", ours.Resync)
 	}
+	// Its own metrics: every Foo of the burst was sent, and its add
+	// reconciled, once (at least: plus the first Foo's).
+	if got := ours.Events["apiserver.resource.add reconciled"]; got < 1 || got > 1.2 || ours.AnswerMs <= 0 {
+		t.Errorf("Foo adds reconciled per Foo = %.2f, answered in %.2f ms; want about 1: %v", got, ours.AnswerMs, ours.Events)
+	}
 	var md bytes.Buffer
 	rep.WriteMarkdown(&md)
 	if !strings.Contains(md.String(), "| 20 | "+Ours) {

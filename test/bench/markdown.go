@@ -99,6 +99,21 @@ func (rep *Report) WriteMarkdown(w io.Writer) {
 		fmt.Fprintf(w, "- N=%d: %.0f requests (%s), %.0f writes, answered in %.0f ms\n", n, total, strings.Join(parts, ", "), writes, r.ResyncMs)
 	}
 	fmt.Fprintln(w)
+	fmt.Fprintln(w, "What our reconciler was sent, per Foo of the burst, by type and outcome (its own metrics, over its measured life), and its mean time to answer an event:")
+	fmt.Fprintln(w)
+	for _, r := range rep.Results {
+		if len(r.Events) == 0 {
+			continue
+		}
+		var parts []string
+		total := 0.0
+		for _, k := range sortedKeys(r.Events) {
+			parts = append(parts, fmt.Sprintf("%s %.2f", k, r.Events[k]))
+			total += r.Events[k]
+		}
+		fmt.Fprintf(w, "- N=%d, %s: %.2f events (%s), answered in %.2f ms on average\n", r.N, r.Controller, total, strings.Join(parts, ", "), r.AnswerMs)
+	}
+	fmt.Fprintln(w)
 	for _, r := range rep.Results {
 		if r.Incomplete != "" {
 			fmt.Fprintf(w, "- N=%d, %s: %s\n", r.N, r.Controller, r.Incomplete)

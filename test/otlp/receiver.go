@@ -45,6 +45,8 @@ type Receiver struct {
 	// series holds each series' latest value: a sum's value, a gauge's, a
 	// histogram's count. By Series.
 	series map[string]float64
+	// sums holds each histogram series' latest sum.
+	sums map[string]float64
 	// exports counts the requests received.
 	exports int
 }
@@ -55,7 +57,8 @@ func Start() (*Receiver, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &Receiver{URL: "http://" + ln.Addr().String() + "/v1/metrics", series: map[string]float64{}}
+	r := &Receiver{URL: "http://" + ln.Addr().String() + "/v1/metrics"}
+	r.Reset()
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /v1/metrics", r.export)
 	r.srv = &http.Server{Handler: mux}
@@ -99,6 +102,7 @@ func (r *Receiver) export(w http.ResponseWriter, req *http.Request) {
 				}
 				for _, p := range m.GetHistogram().GetDataPoints() {
 					r.series[Series(m.GetName(), p.GetAttributes())] = float64(p.GetCount())
+					r.sums[Series(m.GetName(), p.GetAttributes())] = p.GetSum()
 				}
 			}
 		}
@@ -134,14 +138,46 @@ func value(v *commonpb.AnyValue) string {
 	}
 }
 
+// Reset forgets what was received.
+func (r *Receiver) Reset() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.series, r.sums, r.exports = map[string]float64{}, map[string]float64{}, 0
+}
+
 // Sum adds up the latest values of the series of metric name whose
 // attributes include match (every key, that value), and says whether there
-// was any.
+// was any. A histogram's value is its count.
 func (r *Receiver) Sum(name string, match map[string]string) (float64, bool) {
+	return r.add(r.series, name, match)
+}
+
+// HistogramSum adds up the sums of the histogram series of metric name
+// whose attributes include match.
+func (r *Receiver) HistogramSum(name string, match map[string]string) float64 {
+	v, _ := r.add(r.sums, name, match)
+	return v
+}
+
+// Values returns the latest value of every series of metric name, by its
+// attributes ("k=v,...").
+func (r *Receiver) Values(name string) map[string]float64 {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := map[string]float64{}
+	for s, v := range r.series {
+		if n, attrs, _ := strings.Cut(s, "{"); n == name {
+			out[strings.TrimSuffix(attrs, "}")] = v
+		}
+	}
+	return out
+}
+
+func (r *Receiver) add(series map[string]float64, name string, match map[string]string) (float64, bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	total, found := 0.0, false
-	for s, v := range r.series {
+	for s, v := range series {
 		n, attrs, _ := strings.Cut(s, "{")
 		if n != name {
 			continue
