@@ -134,7 +134,7 @@ func Main(op Operator) {
 	}
 	// What is read of the API server before serving, at once.
 	var (
-		metrics = metricsConfig{Protocol: "none"}
+		metrics = MetricsConfig{Protocol: "none"}
 		g       errgroup.Group
 	)
 	if set.systemNamespace != "" {

@@ -41,9 +41,9 @@ import (
 // observabilityConfigMap is Knative's ConfigMap of observability settings.
 const observabilityConfigMap = "config-observability"
 
-// metricsConfig is what config-observability says of metrics: the keys
-// knative.dev/pkg's observability config reads.
-type metricsConfig struct {
+// MetricsConfig is what config-observability says of metrics: the keys
+// knative.dev/pkg's observability config reads, as Main takes them.
+type MetricsConfig struct {
 	// Protocol is http/protobuf (OTLP over HTTP) or none. Knative's grpc and
 	// prometheus are refused: a pod that scales to zero cannot be scraped,
 	// and OTLP over HTTP reaches every collector that gRPC does. (Not
@@ -58,8 +58,10 @@ type metricsConfig struct {
 	ExportInterval time.Duration
 }
 
-func parseMetricsConfig(data map[string]string) (metricsConfig, error) {
-	c := metricsConfig{Protocol: "none", Endpoint: data["metrics-endpoint"]}
+// ParseMetricsConfig reads a config-observability ConfigMap's data as Main
+// does, and says what Main would refuse (a config test can ask it).
+func ParseMetricsConfig(data map[string]string) (MetricsConfig, error) {
+	c := MetricsConfig{Protocol: "none", Endpoint: data["metrics-endpoint"]}
 	if p := data["metrics-protocol"]; p != "" {
 		c.Protocol = p
 	}
@@ -87,15 +89,15 @@ func parseMetricsConfig(data map[string]string) (metricsConfig, error) {
 
 // readMetricsConfig reads config-observability in namespace; no ConfigMap:
 // metrics off.
-func readMetricsConfig(ctx context.Context, kc kubernetes.Interface, namespace string) (metricsConfig, error) {
+func readMetricsConfig(ctx context.Context, kc kubernetes.Interface, namespace string) (MetricsConfig, error) {
 	cm, err := kc.CoreV1().ConfigMaps(namespace).Get(ctx, observabilityConfigMap, metav1.GetOptions{})
 	if apierrs.IsNotFound(err) {
 		cm, err = &corev1.ConfigMap{}, nil
 	}
 	if err != nil {
-		return metricsConfig{}, fmt.Errorf("failed to read configmap %s/%s: %w", namespace, observabilityConfigMap, err)
+		return MetricsConfig{}, fmt.Errorf("failed to read configmap %s/%s: %w", namespace, observabilityConfigMap, err)
 	}
-	c, err := parseMetricsConfig(cm.Data)
+	c, err := ParseMetricsConfig(cm.Data)
 	if err != nil {
 		return c, fmt.Errorf("configmap %s/%s: %w", namespace, observabilityConfigMap, err)
 	}
@@ -110,7 +112,7 @@ func readMetricsConfig(ctx context.Context, kc kubernetes.Interface, namespace s
 // override cfg, as in Knative. Call it before any controller is built, and
 // the returned shutdown on exit: it exports what is left, so that a pod
 // scaling to zero loses none.
-func setupMetrics(ctx context.Context, cfg metricsConfig, namespace, name string) (shutdown func(context.Context) error, _ error) {
+func setupMetrics(ctx context.Context, cfg MetricsConfig, namespace, name string) (shutdown func(context.Context) error, _ error) {
 	if cfg.Protocol != "http/protobuf" {
 		return func(context.Context) error { return nil }, nil
 	}

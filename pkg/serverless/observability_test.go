@@ -27,14 +27,14 @@ func TestParseMetricsConfig(t *testing.T) {
 	tests := []struct {
 		name    string
 		data    map[string]string
-		want    metricsConfig
+		want    MetricsConfig
 		wantErr bool
 	}{
-		{name: "none by default", want: metricsConfig{Protocol: "none"}},
+		{name: "none by default", want: MetricsConfig{Protocol: "none"}},
 		{name: "OTLP over HTTP", data: map[string]string{"metrics-protocol": "http/protobuf",
 			"metrics-endpoint": "http://collector:4318/v1/metrics", "metrics-export-interval": "10s"},
-			want: metricsConfig{Protocol: "http/protobuf", Endpoint: "http://collector:4318/v1/metrics", ExportInterval: 10 * time.Second}},
-		{name: "Knative's example keys are ignored", data: map[string]string{"_example": "metrics-protocol: grpc"}, want: metricsConfig{Protocol: "none"}},
+			want: MetricsConfig{Protocol: "http/protobuf", Endpoint: "http://collector:4318/v1/metrics", ExportInterval: 10 * time.Second}},
+		{name: "Knative's example keys are ignored", data: map[string]string{"_example": "metrics-protocol: grpc"}, want: MetricsConfig{Protocol: "none"}},
 		{name: "no endpoint", data: map[string]string{"metrics-protocol": "http/protobuf"}, wantErr: true},
 		{name: "an endpoint for none", data: map[string]string{"metrics-endpoint": "http://x"}, wantErr: true},
 		{name: "prometheus cannot scrape a pod at zero", data: map[string]string{"metrics-protocol": "prometheus"}, wantErr: true},
@@ -43,9 +43,9 @@ func TestParseMetricsConfig(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := parseMetricsConfig(tc.data)
+			got, err := ParseMetricsConfig(tc.data)
 			if (err != nil) != tc.wantErr {
-				t.Fatalf("parseMetricsConfig() = %v, want an error: %v", err, tc.wantErr)
+				t.Fatalf("ParseMetricsConfig() = %v, want an error: %v", err, tc.wantErr)
 			}
 			if err == nil {
 				if diff := cmp.Diff(tc.want, got); diff != "" {
