@@ -6,6 +6,8 @@
 #   hack/build-tools.sh            # all: etcd, kube-apiserver, kube-controller-manager, kubectl,
 #                                  # adapter, sample-controller, sample-controller-raised
 #   hack/build-tools.sh etcd kubectl   # just these
+#   hack/build-tools.sh cluster    # also the one-node cluster's (not built by default):
+#                                  # kubelet, kube-scheduler, kube-proxy, coredns, crane, ko, traefik
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -16,6 +18,10 @@ ETCD_VERSION=v3.6.8
 KUBE_VERSION=v1.35.4
 EVENTING_VERSION=v0.50.0
 SAMPLE_CONTROLLER_VERSION=v0.35.4
+COREDNS_VERSION=v1.15.0
+CRANE_VERSION=v0.22.1
+KO_VERSION=v0.19.1
+TRAEFIK_VERSION=v3.6.12
 
 kube_ldflags() {
   local minor=${KUBE_VERSION#v1.}; minor=${minor%%.*}
@@ -30,7 +36,11 @@ kube_ldflags() {
 path_of() {
   case "$1" in
     etcd) echo "$TOOLS_DIR/etcd-$ETCD_VERSION/etcd" ;;
-    kube-apiserver|kube-controller-manager|kubectl) echo "$TOOLS_DIR/kube-$KUBE_VERSION/$1" ;;
+    kube-apiserver|kube-controller-manager|kubectl|kubelet|kube-scheduler|kube-proxy) echo "$TOOLS_DIR/kube-$KUBE_VERSION/$1" ;;
+    coredns) echo "$TOOLS_DIR/coredns-$COREDNS_VERSION/coredns" ;;
+    crane) echo "$TOOLS_DIR/crane-$CRANE_VERSION/crane" ;;
+    ko) echo "$TOOLS_DIR/ko-$KO_VERSION/ko" ;;
+    traefik) echo "$TOOLS_DIR/traefik-$TRAEFIK_VERSION/traefik" ;;
     adapter) echo "$TOOLS_DIR/eventing-$EVENTING_VERSION/apiserver-receive-adapter" ;;
     sample-controller|sample-controller-raised) echo "$TOOLS_DIR/sample-controller-$SAMPLE_CONTROLLER_VERSION/$1" ;;
     *) echo "unknown tool $1" >&2; return 1 ;;
@@ -75,7 +85,11 @@ build() {
   mkdir -p "$(dirname "$out")"
   case "$name" in
     etcd) (cd "$ROOT/hack/tools/etcd" && go build -trimpath -ldflags "-s -w" -o "$out.tmp" go.etcd.io/etcd/server/v3) ;;
-    kube-*|kubectl) (cd "$ROOT/hack/tools/kube" && go build -trimpath -ldflags "$(kube_ldflags)" -o "$out.tmp" "k8s.io/kubernetes/cmd/$name") ;;
+    kube-*|kubectl|kubelet) (cd "$ROOT/hack/tools/kube" && go build -trimpath -ldflags "$(kube_ldflags)" -o "$out.tmp" "k8s.io/kubernetes/cmd/$name") ;;
+    coredns) (cd "$ROOT/hack/tools/coredns" && go build -trimpath -ldflags "-s -w" -o "$out.tmp" .) ;;
+    crane) (cd "$ROOT/hack/tools/img" && go build -trimpath -ldflags "-s -w" -o "$out.tmp" github.com/google/go-containerregistry/cmd/crane) ;;
+    ko) (cd "$ROOT/hack/tools/ko" && go build -trimpath -ldflags "-s -w" -o "$out.tmp" github.com/google/ko) ;;
+    traefik) (cd "$ROOT/hack/tools/traefik" && go build -trimpath -ldflags "-s -w" -o "$out.tmp" github.com/traefik/traefik/v3/cmd/traefik) ;;
     adapter) (cd "$ROOT/hack/tools/adapter" && go build -trimpath -ldflags "-s -w" -o "$out.tmp" .) ;;
     sample-controller) (cd "$ROOT/hack/tools/sample-controller" && go build -trimpath -ldflags "-s -w" -o "$out.tmp" k8s.io/sample-controller) ;;
     sample-controller-raised) build_raised_sample_controller "$out.tmp" ;;
@@ -91,4 +105,7 @@ fi
 
 names=("$@")
 [[ ${#names[@]} -gt 0 ]] || names=(etcd kube-apiserver kube-controller-manager kubectl adapter sample-controller sample-controller-raised)
+if [[ "${names[0]}" == cluster ]]; then
+  names=(kubelet kube-scheduler kube-proxy coredns crane ko traefik)
+fi
 for n in "${names[@]}"; do build "$n"; done
