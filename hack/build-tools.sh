@@ -6,7 +6,7 @@
 #   hack/build-tools.sh            # all: etcd, kube-apiserver, kube-controller-manager, kubectl,
 #                                  # adapter, sample-controller, sample-controller-raised
 #   hack/build-tools.sh etcd kubectl   # just these
-#   hack/build-tools.sh cluster    # also the one-node cluster's (not built by default):
+#   hack/build-tools.sh cluster    # the one-node cluster's (not built by default):
 #                                  # kubelet, kube-scheduler, kube-proxy, coredns, crane, ko, traefik
 set -euo pipefail
 
@@ -103,9 +103,13 @@ if [[ "${1:-}" == "--path" ]]; then
   exit
 fi
 
-names=("$@")
-[[ ${#names[@]} -gt 0 ]] || names=(etcd kube-apiserver kube-controller-manager kubectl adapter sample-controller sample-controller-raised)
-if [[ "${names[0]}" == cluster ]]; then
-  names=(kubelet kube-scheduler kube-proxy coredns crane ko traefik)
-fi
+names=()
+[[ $# -gt 0 ]] || set -- etcd kube-apiserver kube-controller-manager kubectl adapter sample-controller sample-controller-raised
+for n in "$@"; do
+  if [[ $n == cluster ]]; then
+    names+=(kubelet kube-scheduler kube-proxy coredns crane ko traefik)
+  else
+    names+=("$n")
+  fi
+done
 for n in "${names[@]}"; do build "$n"; done
