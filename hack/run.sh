@@ -2,11 +2,26 @@
 # Runs the operator end to end on this machine: builds what is missing, starts
 # a loopback control plane, the reconciler and two real ApiServerSource
 # adapters, applies config/samples/example-foo.yaml and prints the result.
-# Ctrl-C stops everything. --once runs, prints and exits.
+# Ctrl-C stops everything. --once runs, prints and exits. --knative does it on
+# real Knative instead, on a one-node cluster that it leaves running.
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$ROOT"
 export GOTOOLCHAIN=${GOTOOLCHAIN:-local}
+if [[ ${1:-} == --knative ]]; then
+  # On real Knative: the one-node cluster (hack/cluster/up.sh), the operator
+  # installed by `ko apply -f config/`, then the sample Foo. It stays up.
+  hack/cluster/up.sh
+  echo "==> ko apply -f config/"
+  hack/cluster/install.sh >/dev/null
+  kubectl() { "$(hack/build-tools.sh --path kubectl)" --kubeconfig _output/cluster/kubeconfig "$@"; }
+  echo "==> kubectl apply -f config/samples/example-foo.yaml (the reconciler wakes from zero)"
+  kubectl apply -f config/samples/example-foo.yaml
+  kubectl wait --for=condition=Ready foo/example-foo --timeout=5m
+  kubectl get foo/example-foo deployment/example-foo
+  echo "==> export KUBECONFIG=$ROOT/_output/cluster/kubeconfig; hack/cluster/down.sh stops it all"
+  exit
+fi
 hack/build-tools.sh etcd kube-apiserver kube-controller-manager kubectl adapter
 go build -o _output/bin/run ./hack/run
 exec _output/bin/run "$@"

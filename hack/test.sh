@@ -1,11 +1,16 @@
 #!/usr/bin/env bash
 # Runs every test: unit tests and, against a real local control plane and the
-# real ApiServerSource adapter, the e2e tests under test/. Builds the tools
-# the e2e tests need first (cached in _output/tools; only what is missing).
+# real ApiServerSource adapter, the e2e tests under test/; then the Knative
+# suite (test/knative) on a one-node cluster with real Knative Serving and
+# Eventing, which it brings up (hack/cluster/up.sh) and down again. Builds
+# what the tests need first (cached in _output; only what is missing).
+# Needs root: the cluster runs containerd, kubelet and kube-proxy.
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$ROOT"
 export GOTOOLCHAIN=${GOTOOLCHAIN:-local}
 
 hack/build-tools.sh
-go test -count=1 "$@" ./...
+go test -count=1 "$@" $(go list ./... | grep -v '/test/knative$')
+# Alone: the cluster takes the whole machine. -v prints the wake-up times.
+go test -count=1 -v -timeout 60m "$@" ./test/knative

@@ -123,6 +123,7 @@ start apiserver "$(tool kube-apiserver)" --etcd-servers="http://127.0.0.1:$ETCD_
   --tls-cert-file="$P/apiserver.crt" --tls-private-key-file="$P/apiserver.key" \
   --client-ca-file="$P/ca.crt" --token-auth-file="$P/tokens.csv" \
   --kubelet-client-certificate="$P/kubelet-client.crt" --kubelet-client-key="$P/kubelet-client.key" \
+  --kubelet-preferred-address-types=InternalIP \
   --service-account-issuer=https://kubernetes.default.svc.cluster.local \
   --service-account-key-file="$P/sa.pub" --service-account-signing-key-file="$P/sa.key" \
   --service-cluster-ip-range="$SERVICE_CIDR" --authorization-mode=Node,RBAC \

@@ -70,7 +70,12 @@ func (e *AuditEvent) Forbidden() bool {
 // the audit log (Options.AuditServiceAccounts), and the offset where the log
 // ends.
 func (c *ControlPlane) AuditEvents(from int64, user, agent string) ([]AuditEvent, int64, error) {
-	b, err := os.ReadFile(c.AuditLog)
+	return ReadAuditLog(c.AuditLog, from, user, agent)
+}
+
+// ReadAuditLog is AuditEvents of any API server's JSON audit log.
+func ReadAuditLog(file string, from int64, user, agent string) ([]AuditEvent, int64, error) {
+	b, err := os.ReadFile(file)
 	if err != nil {
 		return nil, from, err
 	}
@@ -147,6 +152,11 @@ func (u PrivilegeUse) String() string {
 // AuditEvents) with what the ClusterRoles and Roles named role in files
 // grant.
 func (c *ControlPlane) PrivilegeUse(files []string, role, user, agent string) (PrivilegeUse, error) {
+	return PrivilegeUseIn(c.AuditLog, files, role, user, agent)
+}
+
+// PrivilegeUseIn is PrivilegeUse of any API server's JSON audit log.
+func PrivilegeUseIn(auditLog string, files []string, role, user, agent string) (PrivilegeUse, error) {
 	granted := map[string]bool{}
 	for _, f := range files {
 		rules, err := GrantedRules(f, role)
@@ -155,7 +165,7 @@ func (c *ControlPlane) PrivilegeUse(files []string, role, user, agent string) (P
 		}
 		maps.Copy(granted, rules)
 	}
-	events, _, err := c.AuditEvents(0, user, agent)
+	events, _, err := ReadAuditLog(auditLog, 0, user, agent)
 	if err != nil {
 		return PrivilegeUse{}, err
 	}

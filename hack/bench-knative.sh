@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Measures the operator on real Knative beside the classic sample-controller
+# deployed on the same cluster as a pod (hack/knbench): wake-ups from zero,
+# the idle footprint at N Foos, and a burst through the broker. Brings the
+# one-node cluster up and installs the operator if needed; leaves it up, in
+# broker wiring. Writes bench/results/<time>-knative/{results.md,results.json}.
+# Flags go to hack/knbench (-wakeups 10 -n 1000 -idle 1m -burst 1000).
+set -euo pipefail
+. "$(dirname "${BASH_SOURCE[0]}")/cluster/lib.sh"
+cd "$ROOT"
+hack/build-tools.sh sample-controller-raised >/dev/null
+hack/cluster/up.sh
+hack/cluster/install.sh >/dev/null
+
+# The classic controller's image: its binary on the cluster's base image.
+tmp=$(mktemp -d)
+mkdir "$tmp/root" && cp "$(tool sample-controller-raised)" "$tmp/root/sample-controller"
+tar -C "$tmp/root" --owner=0 --group=0 -cf "$tmp/layer.tar" .
+crane() { "$(tool crane)" "$@" 2>/dev/null; }
+crane append -b "$REGISTRY/base:static" -f "$tmp/layer.tar" -t "$REGISTRY/sample-controller:build" >/dev/null
+crane mutate "$REGISTRY/sample-controller:build" --entrypoint /sample-controller -t "$REGISTRY/sample-controller:v0.35.4-raised" >/dev/null
+rm -rf "$tmp"
+crd=$(cd hack/tools/sample-controller && go list -m -f '{{.Dir}}' k8s.io/sample-controller)/artifacts/examples/crd-status-subresource.yaml
+kubectl apply -f "$crd" -f hack/knbench/classic.yaml >/dev/null
+
+out=bench/results/$(date -u +%Y-%m-%dT%H-%M)-knative
+KUBECTL=$(tool kubectl) go run ./hack/knbench -out "$out" "$@"

@@ -1,0 +1,206 @@
+/*
+Copyright The Foo Operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package knative
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+
+	samplesv1alpha1 "github.com/frugal-operator/foo-operator/pkg/apis/samplecontroller/v1alpha1"
+	"github.com/frugal-operator/foo-operator/pkg/reconciler/foo/resources"
+)
+
+// 1. ko apply -f config/ made a Ready Knative Service and Ready sources, and
+// with nothing to do the Service goes to zero pods.
+func TestInstalledAndScalesToZero(t *testing.T) {
+	eventually(t, 3*time.Minute, "the Knative Service is Ready", func(ctx context.Context) (bool, string) {
+		return ready(ctx, ksvcGVR, system, service)
+	})
+	sources := schema.GroupVersionResource{Group: "sources.knative.dev", Version: "v1", Resource: "apiserversources"}
+	for _, name := range []string{"foos", "foo-deployments"} {
+		eventually(t, 3*time.Minute, "ApiServerSource "+name+" is Ready", func(ctx context.Context) (bool, string) {
+			return ready(ctx, sources, system, name)
+		})
+	}
+	ping := schema.GroupVersionResource{Group: "sources.knative.dev", Version: "v1", Resource: "pingsources"}
+	eventually(t, 3*time.Minute, "the PingSource is Ready", func(ctx context.Context) (bool, string) {
+		return ready(ctx, ping, system, "foo-resync")
+	})
+	atZero(t, service)
+}
+
+// 2. A Foo created while the reconciler is at zero: the adapter's event
+// wakes a pod through the activator, the Deployment is made and becomes
+// Available, the Foo is Ready. Then the same with the pod warm. The times
+// from the create to the Deployment existing are logged.
+func TestFooWakesTheReconciler(t *testing.T) {
+	const tries = 5
+	var cold []time.Duration
+	for i := range tries {
+		ns := namespace(t)
+		atZero(t, service)
+		took := createAndTime(t, newFoo(ns, "web", "web", 1))
+		cold = append(cold, took)
+		t.Logf("from zero, try %d: the Deployment existed %v after the create", i+1, took)
+		available(t, ns, "web", 1)
+	}
+	ns := namespace(t)
+	warm := createAndTime(t, newFoo(ns, "warm", "warm", 1))
+	available(t, ns, "warm", 1)
+	slices.Sort(cold)
+	t.Logf("create to Deployment: from zero p50 %v (min %v, max %v, %d tries); warm %v",
+		cold[len(cold)/2], cold[0], cold[len(cold)-1], len(cold), warm)
+}
+
+// createAndTime creates the Foo and returns how long its Deployment took to exist.
+func createAndTime(t *testing.T, f *samplesv1alpha1.Foo) time.Duration {
+	t.Helper()
+	start := time.Now()
+	createFoo(t, f)
+	eventually(t, 3*time.Minute, "the Deployment exists", func(ctx context.Context) (bool, string) {
+		_, err := kube.AppsV1().Deployments(f.Namespace).Get(ctx, f.Spec.DeploymentName, metav1.GetOptions{})
+		return err == nil, fmt.Sprint(err)
+	})
+	return time.Since(start)
+}
+
+// available waits until the Foo's Deployment is Available with want
+// replicas (nginx:latest, served by the cluster's registry) and the Foo
+// reports them and Ready=True.
+func available(t *testing.T, ns, name string, want int32) {
+	t.Helper()
+	eventually(t, 3*time.Minute, fmt.Sprintf("Foo %s/%s Ready with %d available", ns, name, want), func(ctx context.Context) (bool, string) {
+		f, err := foos.SamplecontrollerV1alpha1().Foos(ns).Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return false, err.Error()
+		}
+		d, err := kube.AppsV1().Deployments(ns).Get(ctx, f.Spec.DeploymentName, metav1.GetOptions{})
+		if err != nil {
+			return false, err.Error()
+		}
+		return *d.Spec.Replicas == want && d.Status.AvailableReplicas == want &&
+				f.Status.AvailableReplicas == want && f.Status.IsReady(),
+			fmt.Sprintf("deployment %d/%d available, Foo status %+v", d.Status.AvailableReplicas, *d.Spec.Replicas, f.Status)
+	})
+}
+
+// deploymentReplicas waits until the Deployment has want replicas in its spec.
+func deploymentReplicas(t *testing.T, ns, name string, want int32) *appsv1.Deployment {
+	t.Helper()
+	var d *appsv1.Deployment
+	eventually(t, 2*time.Minute, fmt.Sprintf("deployment %s/%s has %d replicas", ns, name, want), func(ctx context.Context) (bool, string) {
+		var err error
+		if d, err = kube.AppsV1().Deployments(ns).Get(ctx, name, metav1.GetOptions{}); err != nil {
+			return false, err.Error()
+		}
+		return *d.Spec.Replicas == want, fmt.Sprintf("replicas %d", *d.Spec.Replicas)
+	})
+	return d
+}
+
+// 3. The sample-controller's lifecycle, on the real cluster: replicas
+// changed, drift reverted, a deleted Deployment recreated, a Deployment the
+// Foo does not own left alone, a deleted Foo's Deployment collected.
+func TestLifecycle(t *testing.T) {
+	ctx := context.Background()
+	ns := namespace(t)
+	createFoo(t, newFoo(ns, "web", "web", 1))
+	available(t, ns, "web", 1)
+
+	patch := func(p string) {
+		t.Helper()
+		if _, err := foos.SamplecontrollerV1alpha1().Foos(ns).Patch(ctx, "web", types.MergePatchType, []byte(p), metav1.PatchOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	patch(`{"spec":{"replicas":2}}`)
+	available(t, ns, "web", 2)
+
+	// Drift: the Deployment scaled by hand is scaled back.
+	if _, err := kube.AppsV1().Deployments(ns).Patch(ctx, "web", types.MergePatchType, []byte(`{"spec":{"replicas":4}}`), metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	deploymentReplicas(t, ns, "web", 2)
+
+	// Deleted: made again.
+	old, err := kube.AppsV1().Deployments(ns).Get(ctx, "web", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := kube.AppsV1().Deployments(ns).Delete(ctx, "web", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 2*time.Minute, "the deployment is made again", func(ctx context.Context) (bool, string) {
+		d, err := kube.AppsV1().Deployments(ns).Get(ctx, "web", metav1.GetOptions{})
+		if err != nil {
+			return false, err.Error()
+		}
+		return d.UID != old.UID, "still the old one"
+	})
+	available(t, ns, "web", 2)
+
+	// Not owned: a Deployment of that name that no Foo controls is left alone.
+	theirs := resources.MakeDeployment(newFoo(ns, "x", "taken", 1))
+	theirs.OwnerReferences = nil
+	if theirs, err = kube.AppsV1().Deployments(ns).Create(ctx, theirs, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	createFoo(t, newFoo(ns, "late", "taken", 3))
+	eventually(t, 2*time.Minute, "the Foo reports DeploymentNotOwned", func(ctx context.Context) (bool, string) {
+		f, err := foos.SamplecontrollerV1alpha1().Foos(ns).Get(ctx, "late", metav1.GetOptions{})
+		if err != nil {
+			return false, err.Error()
+		}
+		c := f.Status.GetCondition(samplesv1alpha1.FooConditionReady)
+		return c != nil && c.IsFalse() && c.Reason == samplesv1alpha1.ReasonDeploymentNotOwned, fmt.Sprintf("%+v", c)
+	})
+	eventually(t, time.Minute, "a Warning event on the Foo", func(ctx context.Context) (bool, string) {
+		evs, err := kube.CoreV1().Events(ns).List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.name=late"})
+		if err != nil {
+			return false, err.Error()
+		}
+		for _, e := range evs.Items {
+			if e.Type == corev1.EventTypeWarning && e.Reason == "ErrResourceExists" {
+				return true, ""
+			}
+		}
+		return false, fmt.Sprintf("%d events, none a Warning ErrResourceExists", len(evs.Items))
+	})
+	if d, err := kube.AppsV1().Deployments(ns).Get(ctx, "taken", metav1.GetOptions{}); err != nil {
+		t.Fatal(err)
+	} else if d.ResourceVersion != theirs.ResourceVersion && (len(d.OwnerReferences) != 0 || *d.Spec.Replicas != 1) {
+		t.Errorf("the foreign Deployment was changed: owners %v, replicas %d", d.OwnerReferences, *d.Spec.Replicas)
+	}
+
+	// Deleted Foo: the garbage collector takes its Deployment.
+	if err := foos.SamplecontrollerV1alpha1().Foos(ns).Delete(ctx, "web", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 2*time.Minute, "the deployment is collected", func(ctx context.Context) (bool, string) {
+		_, err := kube.AppsV1().Deployments(ns).Get(ctx, "web", metav1.GetOptions{})
+		return isNotFound(err), fmt.Sprint(err)
+	})
+}

@@ -1,0 +1,314 @@
+/*
+Copyright The Foo Operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+// Package knative proves the operator on real Knative: a one-node cluster
+// (hack/cluster/up.sh) with Knative Serving and Eventing, the operator
+// installed as users install it (ko apply -f config/), and Foos managed
+// through the real ApiServerSource and PingSource adapters, the activator,
+// queue-proxy and the autoscaler. TestMain brings the cluster up when it is
+// not (and down again after), then installs the operator. The tests run in
+// the order of their files: direct_test.go and ping_test.go with the sources
+// wired straight to the reconciler, then viabroker_test.go, which switches to
+// the broker wiring for good.
+package knative
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrs "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
+	"knative.dev/pkg/ptr"
+
+	samplesv1alpha1 "github.com/frugal-operator/foo-operator/pkg/apis/samplecontroller/v1alpha1"
+	fooclient "github.com/frugal-operator/foo-operator/pkg/client/clientset/versioned"
+)
+
+// The operator as config/ installs it.
+const (
+	system  = "foo-operator"
+	service = "foo-reconciler"
+)
+
+// nodeIP is the one-node cluster's node (hack/cluster/lib.sh).
+const nodeIP = "10.244.0.1"
+
+var (
+	root       = repoRoot()
+	kubeconfig = filepath.Join(root, "_output", "cluster", "kubeconfig")
+
+	kube    kubernetes.Interface
+	foos    fooclient.Interface
+	dyn     dynamic.Interface
+	ksvcGVR = schema.GroupVersionResource{Group: "serving.knative.dev", Version: "v1", Resource: "services"}
+)
+
+func repoRoot() string {
+	_, file, _, _ := runtime.Caller(0)
+	return filepath.Join(filepath.Dir(file), "..", "..")
+}
+
+func TestMain(m *testing.M) {
+	os.Exit(run(m))
+}
+
+func run(m *testing.M) int {
+	flag.Parse()
+	if testing.Short() {
+		fmt.Println("knative: skipped in -short mode")
+		return 0
+	}
+	// up.sh does nothing when the cluster is up already; it is stopped again
+	// only if this run started it.
+	wasUp := clusterUp()
+	if err := command("hack/cluster/up.sh").Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "knative: hack/cluster/up.sh:", err)
+		return 1
+	}
+	if !wasUp {
+		defer func() {
+			if err := command("hack/cluster/down.sh").Run(); err != nil {
+				fmt.Fprintln(os.Stderr, "knative: hack/cluster/down.sh:", err)
+			}
+		}()
+	}
+	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	cfg.QPS, cfg.Burst = 200, 400
+	kube, foos, dyn = kubernetes.NewForConfigOrDie(cfg), fooclient.NewForConfigOrDie(cfg), dynamic.NewForConfigOrDie(cfg)
+	if err := install(); err != nil {
+		fmt.Fprintln(os.Stderr, "knative: installing the operator:", err)
+		return 1
+	}
+	canary := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: canaries}}
+	if _, err := kube.CoreV1().Namespaces().Create(context.Background(), canary, metav1.CreateOptions{}); err != nil && !apierrs.IsAlreadyExists(err) {
+		fmt.Fprintln(os.Stderr, "knative:", err)
+		return 1
+	}
+	return m.Run()
+}
+
+// clusterUp tells whether the cluster answers.
+func clusterUp() bool {
+	return exec.Command(tool("kubectl"), "--kubeconfig", kubeconfig, "get", "--raw", "/readyz").Run() == nil
+}
+
+// command runs a script of the repository with its output on the test's.
+func command(script string, args ...string) *exec.Cmd {
+	cmd := exec.Command(filepath.Join(root, script), args...)
+	cmd.Dir, cmd.Stdout, cmd.Stderr = root, os.Stdout, os.Stderr
+	return cmd
+}
+
+// kubectl runs kubectl on the cluster, from the repository's root.
+func kubectl(args ...string) error {
+	cmd := exec.Command(tool("kubectl"), append([]string{"--kubeconfig", kubeconfig}, args...)...)
+	cmd.Dir, cmd.Stdout, cmd.Stderr = root, os.Stdout, os.Stderr
+	return cmd.Run()
+}
+
+// tool is the path of a binary hack/build-tools.sh built.
+func tool(name string) string {
+	out, err := exec.Command(filepath.Join(root, "hack", "build-tools.sh"), "--path", name).Output()
+	if err != nil {
+		panic(fmt.Sprintf("hack/build-tools.sh --path %s: %v", name, err))
+	}
+	return strings.TrimSpace(string(out))
+}
+
+// install installs the operator as its users do (hack/cluster/install.sh):
+// ko builds the reconciler into the cluster's registry and applies config/
+// unchanged.
+func install() error {
+	start := time.Now()
+	if err := command("hack/cluster/install.sh").Run(); err != nil {
+		return fmt.Errorf("ko apply -f config/: %w", err)
+	}
+	fmt.Printf("knative: ko apply -f config/ took %v\n", time.Since(start).Round(time.Millisecond))
+	return nil
+}
+
+// namespace makes a namespace for one test and deletes it afterwards, and
+// returns once the sources deliver again: ApiServerSource passes its adapter
+// the list of namespaces even when it watches all of them, so each namespace
+// made or deleted restarts the adapters, and what changes before a new
+// adapter's first list is never sent (the resync restores it in the product).
+func namespace(t *testing.T) string {
+	t.Helper()
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "knative-e2e-"}}
+	ns, err := kube.CoreV1().Namespaces().Create(context.Background(), ns, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = kube.CoreV1().Namespaces().Delete(context.Background(), ns.Name, metav1.DeleteOptions{})
+	})
+	sourcesDeliver(t, ns.Name)
+	return ns.Name
+}
+
+// sourcesDeliver waits until both adapters run with ns in their
+// configuration, alone (the rollout done), then until a canary Foo (in a
+// namespace of its own, created by TestMain) is reconciled: the new adapters
+// watch. A canary lost in the adapters' restart is made again.
+func sourcesDeliver(t *testing.T, ns string) {
+	t.Helper()
+	eventually(t, 3*time.Minute, "the adapters restarted with namespace "+ns, func(ctx context.Context) (bool, string) {
+		deps, err := kube.AppsV1().Deployments(system).List(ctx, metav1.ListOptions{LabelSelector: adapterSelector})
+		if err != nil {
+			return false, err.Error()
+		}
+		if len(deps.Items) != 2 {
+			return false, fmt.Sprintf("%d adapter Deployments", len(deps.Items))
+		}
+		for _, d := range deps.Items {
+			config := ""
+			for _, e := range d.Spec.Template.Spec.Containers[0].Env {
+				if e.Name == "K_SOURCE_CONFIG" {
+					config = e.Value
+				}
+			}
+			if !strings.Contains(config, strconv.Quote(ns)) {
+				return false, d.Name + " does not list " + ns + " yet"
+			}
+			s := d.Status
+			if s.ObservedGeneration != d.Generation || s.Replicas != 1 || s.UpdatedReplicas != 1 || s.AvailableReplicas != 1 {
+				return false, fmt.Sprintf("%s rolling out: %+v", d.Name, s)
+			}
+		}
+		pods, err := kube.CoreV1().Pods(system).List(ctx, metav1.ListOptions{LabelSelector: adapterSelector})
+		if err != nil {
+			return false, err.Error()
+		}
+		return len(pods.Items) == 2, fmt.Sprintf("%d adapter pods", len(pods.Items))
+	})
+	for try := 0; ; try++ {
+		name := fmt.Sprintf("canary-%s-%d", ns, try)
+		createFoo(t, newFoo(canaries, name, name, 0))
+		err := wait.PollUntilContextTimeout(context.Background(), 100*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+			_, err := kube.AppsV1().Deployments(canaries).Get(ctx, name, metav1.GetOptions{})
+			return err == nil, nil
+		})
+		if err == nil {
+			return
+		}
+		if try == 3 {
+			t.Fatalf("four canary Foos were never reconciled: the sources do not deliver")
+		}
+	}
+}
+
+// adapterSelector selects the ApiServerSources' adapters.
+const adapterSelector = "eventing.knative.dev/source=apiserver-source-controller"
+
+// canaries is the namespace of the canary Foos (see sourcesDeliver).
+const canaries = "e2e-canaries"
+
+func newFoo(ns, name, deployment string, replicas int32) *samplesv1alpha1.Foo {
+	return &samplesv1alpha1.Foo{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+		Spec:       samplesv1alpha1.FooSpec{DeploymentName: deployment, Replicas: ptr.Int32(replicas)},
+	}
+}
+
+func createFoo(t *testing.T, f *samplesv1alpha1.Foo) {
+	t.Helper()
+	if _, err := foos.SamplecontrollerV1alpha1().Foos(f.Namespace).Create(context.Background(), f, metav1.CreateOptions{}); err != nil {
+		t.Fatal("creating Foo:", err)
+	}
+}
+
+// eventually polls cond every 100ms for up to within, failing the test with
+// what cond last said.
+func eventually(t *testing.T, within time.Duration, what string, cond func(ctx context.Context) (bool, string)) {
+	t.Helper()
+	last := ""
+	err := wait.PollUntilContextTimeout(context.Background(), 100*time.Millisecond, within, true,
+		func(ctx context.Context) (bool, error) {
+			ok, msg := cond(ctx)
+			last = msg
+			return ok, nil
+		})
+	if err != nil {
+		t.Fatalf("%s: not within %v; last: %s", what, within, last)
+	}
+}
+
+// servingPods counts the Knative Service's pods that are not being deleted:
+// a pod that terminates gets no more requests, so an event that arrives
+// then needs a new pod, as at zero.
+func servingPods(ctx context.Context, ksvc string) (int, error) {
+	pods, err := kube.CoreV1().Pods(system).List(ctx, metav1.ListOptions{LabelSelector: "serving.knative.dev/service=" + ksvc})
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, p := range pods.Items {
+		if p.DeletionTimestamp == nil {
+			n++
+		}
+	}
+	return n, nil
+}
+
+// atZero waits until the Knative Service has scaled to zero pods: for the
+// reconciler, 30 s without events (its window, config/500-reconciler.yaml),
+// then the autoscaler's grace period.
+func atZero(t *testing.T, ksvc string) {
+	t.Helper()
+	eventually(t, 4*time.Minute, ksvc+" at zero pods", func(ctx context.Context) (bool, string) {
+		n, err := servingPods(ctx, ksvc)
+		if err != nil {
+			return false, err.Error()
+		}
+		return n == 0, fmt.Sprintf("%d pods", n)
+	})
+}
+
+// ready tells whether the object's Ready condition is True.
+func ready(ctx context.Context, gvr schema.GroupVersionResource, ns, name string) (bool, string) {
+	u, err := dyn.Resource(gvr).Namespace(ns).Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		return false, err.Error()
+	}
+	conds, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
+	for _, c := range conds {
+		if c, _ := c.(map[string]any); c["type"] == "Ready" {
+			return c["status"] == "True", fmt.Sprintf("Ready=%v %v: %v", c["status"], c["reason"], c["message"])
+		}
+	}
+	return false, "no Ready condition"
+}
+
+func isNotFound(err error) bool { return apierrs.IsNotFound(err) }
