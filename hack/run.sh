@@ -15,6 +15,13 @@ if [[ ${1:-} == --knative ]]; then
   echo "==> ko apply -f config/"
   hack/cluster/install.sh >/dev/null
   kubectl() { "$(hack/build-tools.sh --path kubectl)" --kubeconfig _output/cluster/kubeconfig "$@"; }
+  # The adapters restart when their sink or the namespaces change, and what
+  # changes before a new adapter lists is not sent (the resync restores it
+  # within 5 minutes): wait for them to point at the Service and settle.
+  kubectl -n foo-operator wait apiserversource --all --timeout=3m \
+    --for=jsonpath='{.status.sinkUri}'=http://foo-reconciler.foo-operator.svc.cluster.local >/dev/null
+  kubectl -n foo-operator rollout status deployment --timeout=3m \
+    -l eventing.knative.dev/source=apiserver-source-controller >/dev/null
   echo "==> kubectl apply -f config/samples/example-foo.yaml (the reconciler wakes from zero)"
   kubectl apply -f config/samples/example-foo.yaml
   kubectl wait --for=condition=Ready foo/example-foo --timeout=5m
