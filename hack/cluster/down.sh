@@ -35,14 +35,16 @@ if running containerd && [[ -S $sock ]]; then
 fi
 for name in kube-proxy coredns traefik scheduler controller-manager apiserver etcd containerd registry; do stop "$name"; done
 
-# What is left in the pods' cgroups (a shim that outlived containerd): kill it.
+# The pods' cgroups: kubelet's kubepods, in every hierarchy, if up.sh did not
+# find it there. What is left in them (a shim that outlived containerd) is
+# killed, then they are removed, deepest first.
 if [[ -f $H/cgroups ]]; then
-  for dir in $(find /sys/fs/cgroup -mindepth 2 -maxdepth 2 -type d | grep -vxFf "$H/cgroups"); do
+  pods=$(find /sys/fs/cgroup -mindepth 2 -maxdepth 2 -type d -name kubepods | grep -vxFf "$H/cgroups")
+  for dir in $pods; do
     find "$dir" -name cgroup.procs -exec cat {} + 2>/dev/null | xargs -r kill -KILL 2>/dev/null
   done
   sleep 0.5
-  # ...and the cgroups kubelet and runc made, deepest first.
-  for dir in $(find /sys/fs/cgroup -mindepth 2 -maxdepth 2 -type d | grep -vxFf "$H/cgroups"); do
+  for dir in $pods; do
     find "$dir" -depth -type d -exec rmdir {} + 2>/dev/null
   done
 fi

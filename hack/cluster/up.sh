@@ -35,6 +35,8 @@ ensure_packages() {
   command -v iptables >/dev/null || missing+=(iptables)
   command -v nft >/dev/null || missing+=(nftables)
   command -v openssl >/dev/null || missing+=(openssl)
+  command -v curl >/dev/null || missing+=(curl)
+  command -v ip >/dev/null || missing+=(iproute2)
   ((${#missing[@]} == 0)) && return
   log "Installing Debian's ${missing[*]}"
   DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${missing[@]}" >/dev/null

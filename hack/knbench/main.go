@@ -154,7 +154,7 @@ func run(wakeups, n int, idle time.Duration, burst int, out string) error {
 	}
 
 	logf("the classic sample-controller as a pod")
-	if err := deployClassic(ctx); err != nil {
+	if err := classicAvailable(ctx); err != nil {
 		return err
 	}
 	logf("%d Foos of each kind", n)
@@ -298,7 +298,9 @@ func parallel(n int, f func(i int) error) error {
 			for i := range work {
 				if err := f(i); err != nil {
 					mu.Lock()
-					first = cmp(first, err)
+					if first == nil {
+						first = err
+					}
 					mu.Unlock()
 				}
 			}
@@ -310,13 +312,6 @@ func parallel(n int, f func(i int) error) error {
 	close(work)
 	wg.Wait()
 	return first
-}
-
-func cmp(a, b error) error {
-	if a != nil {
-		return a
-	}
-	return b
 }
 
 // create makes n Foos of one kind in ns.
@@ -406,9 +401,9 @@ func timeBurst(ctx context.Context, ns string, n int, isClassic bool) (time.Dura
 	return time.Since(start), err
 }
 
-// deployClassic waits for the classic controller's Deployment (applied by
+// classicAvailable waits for the classic controller's Deployment (applied by
 // hack/bench-knative.sh) to be Available.
-func deployClassic(ctx context.Context) error {
+func classicAvailable(ctx context.Context) error {
 	return poll(ctx, 3*time.Minute, "the classic controller Available", func(ctx context.Context) (bool, error) {
 		d, err := kube.AppsV1().Deployments(classic).Get(ctx, classic, metav1.GetOptions{})
 		if err != nil {

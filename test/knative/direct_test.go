@@ -25,6 +25,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrs "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
@@ -201,6 +202,6 @@ func TestLifecycle(t *testing.T) {
 	}
 	eventually(t, 2*time.Minute, "the deployment is collected", func(ctx context.Context) (bool, string) {
 		_, err := kube.AppsV1().Deployments(ns).Get(ctx, "web", metav1.GetOptions{})
-		return isNotFound(err), fmt.Sprint(err)
+		return apierrs.IsNotFound(err), fmt.Sprint(err)
 	})
 }

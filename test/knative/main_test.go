@@ -310,5 +310,3 @@ func ready(ctx context.Context, gvr schema.GroupVersionResource, ns, name string
 	}
 	return false, "no Ready condition"
 }
-
-func isNotFound(err error) bool { return apierrs.IsNotFound(err) }
