@@ -172,10 +172,8 @@ func buildAt(ctx context.Context, dir, rev string) (string, error) {
 	}
 	defer func() { _ = exec.Command("git", "-C", root, "worktree", "remove", "--force", wt).Run() }()
 	bin := filepath.Join(dir, "foo-reconciler-base")
-	build := exec.CommandContext(ctx, "go", "build", "-o", bin, "./cmd/foo-reconciler")
-	build.Dir = wt
-	if out, err := build.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("building %s: %w\n%s", rev, err, out)
+	if err := localenv.Build(ctx, wt, "./cmd/foo-reconciler", bin); err != nil {
+		return "", fmt.Errorf("building %s: %w", rev, err)
 	}
 	return bin, nil
 }
