@@ -8,6 +8,10 @@
 #   hack/build-tools.sh etcd kubectl   # just these
 #   hack/build-tools.sh cluster    # the one-node cluster's (not built by default):
 #                                  # kubelet, kube-scheduler, kube-proxy, coredns, crane, ko, traefik
+#   hack/build-tools.sh default cluster   # both lists
+#
+# The Kubernetes binaries that are missing are built by one `go build`, which
+# links each while it compiles what the next needs.
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -74,6 +78,45 @@ GO
   return $rc
 }
 
+# build_trimmed_traefik builds Traefik as pinned, without the ~850 packages of
+# cloud SDKs that lego's DNS-challenge providers bring (ACME, and so its DNS
+# challenges, is never configured here): a copy of its module in which the one
+# call that names them answers an error, built through a copy of the tools
+# module that replaces Traefik with it. It halves Traefik's cold build.
+build_trimmed_traefik() {
+  local out=$1 src tmp f
+  src=$(cd "$ROOT/hack/tools/traefik" && go mod download github.com/traefik/traefik/v3 && go list -m -f '{{.Dir}}' github.com/traefik/traefik/v3)
+  tmp=$(mktemp -d)
+  cp -r "$ROOT/hack/tools/traefik" "$tmp/mod"
+  cp -r "$src" "$tmp/src"
+  chmod -R u+w "$tmp"
+  f=$tmp/src/pkg/provider/acme/provider.go
+  grep -q 'provider, err = dns.NewDNSChallengeProviderByName(p.DNSChallenge.Provider)' "$f" || { echo "Traefik's acme provider changed: update the patch" >&2; rm -rf "$tmp"; return 1; }
+  sed -i -e '\|"github.com/go-acme/lego/v4/providers/dns"|d' \
+    -e 's|provider, err = dns.NewDNSChallengeProviderByName(p.DNSChallenge.Provider)|provider, err = nil, fmt.Errorf("DNS challenge provider %q: none is built into this Traefik", p.DNSChallenge.Provider)|' "$f"
+  (cd "$tmp/mod" && go mod edit -replace github.com/traefik/traefik/v3=../src && go build -trimpath -ldflags "-s -w" -o "$out" github.com/traefik/traefik/v3/cmd/traefik)
+  local rc=$?
+  rm -rf "$tmp"
+  return $rc
+}
+
+# build_kube builds the missing Kubernetes binaries among $@ with one go build.
+build_kube() {
+  local name out tmp pkgs=() missing=() start=$SECONDS
+  for name in "$@"; do
+    out=$(path_of "$name")
+    if [[ -x "$out" ]]; then echo "== $name: cached at $out"; else missing+=("$name"); pkgs+=("k8s.io/kubernetes/cmd/$name"); fi
+  done
+  [[ ${#missing[@]} -gt 0 ]] || return 0
+  echo "== ${missing[*]}: building (cold, kube-apiserver alone takes ~10 min on 2 cores)"
+  tmp=$(mktemp -d)
+  (cd "$ROOT/hack/tools/kube" && go build -trimpath -ldflags "$(kube_ldflags)" -o "$tmp/" "${pkgs[@]}")
+  mkdir -p "$(dirname "$(path_of "${missing[0]}")")"
+  for name in "${missing[@]}"; do mv "$tmp/$name" "$(path_of "$name")"; done
+  rmdir "$tmp"
+  echo "== ${missing[*]}: built in $((SECONDS - start))s"
+}
+
 build() {
   local name=$1 out; out=$(path_of "$name")
   if [[ -x "$out" ]]; then
@@ -85,11 +128,10 @@ build() {
   mkdir -p "$(dirname "$out")"
   case "$name" in
     etcd) (cd "$ROOT/hack/tools/etcd" && go build -trimpath -ldflags "-s -w" -o "$out.tmp" go.etcd.io/etcd/server/v3) ;;
-    kube-*|kubectl|kubelet) (cd "$ROOT/hack/tools/kube" && go build -trimpath -ldflags "$(kube_ldflags)" -o "$out.tmp" "k8s.io/kubernetes/cmd/$name") ;;
     coredns) (cd "$ROOT/hack/tools/coredns" && go build -trimpath -ldflags "-s -w" -o "$out.tmp" .) ;;
     crane) (cd "$ROOT/hack/tools/img" && go build -trimpath -ldflags "-s -w" -o "$out.tmp" github.com/google/go-containerregistry/cmd/crane) ;;
     ko) (cd "$ROOT/hack/tools/ko" && go build -trimpath -ldflags "-s -w" -o "$out.tmp" github.com/google/ko) ;;
-    traefik) (cd "$ROOT/hack/tools/traefik" && go build -trimpath -ldflags "-s -w" -o "$out.tmp" github.com/traefik/traefik/v3/cmd/traefik) ;;
+    traefik) build_trimmed_traefik "$out.tmp" ;;
     adapter) (cd "$ROOT/hack/tools/adapter" && go build -trimpath -ldflags "-s -w" -o "$out.tmp" .) ;;
     sample-controller) (cd "$ROOT/hack/tools/sample-controller" && go build -trimpath -ldflags "-s -w" -o "$out.tmp" k8s.io/sample-controller) ;;
     sample-controller-raised) build_raised_sample_controller "$out.tmp" ;;
@@ -104,12 +146,20 @@ if [[ "${1:-}" == "--path" ]]; then
 fi
 
 names=()
-[[ $# -gt 0 ]] || set -- etcd kube-apiserver kube-controller-manager kubectl adapter sample-controller sample-controller-raised
+[[ $# -gt 0 ]] || set -- default
 for n in "$@"; do
-  if [[ $n == cluster ]]; then
-    names+=(kubelet kube-scheduler kube-proxy coredns crane ko traefik)
-  else
-    names+=("$n")
-  fi
+  case "$n" in
+    default) names+=(etcd kube-apiserver kube-controller-manager kubectl adapter sample-controller sample-controller-raised) ;;
+    cluster) names+=(kubelet kube-scheduler kube-proxy coredns crane ko traefik) ;;
+    *) names+=("$n") ;;
+  esac
 done
-for n in "${names[@]}"; do build "$n"; done
+kube=() others=()
+for n in "${names[@]}"; do
+  case "$n" in
+    kube-*|kubectl|kubelet) kube+=("$n") ;;
+    *) others+=("$n") ;;
+  esac
+done
+[[ ${#kube[@]} -eq 0 ]] || build_kube "${kube[@]}"
+for n in "${others[@]}"; do build "$n"; done

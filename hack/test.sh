@@ -10,7 +10,7 @@ ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$ROOT"
 export GOTOOLCHAIN=${GOTOOLCHAIN:-local}
 
-hack/build-tools.sh
+hack/build-tools.sh default cluster
 go test -count=1 "$@" $(go list ./... | grep -v '/test/knative$')
 # Alone: the cluster takes the whole machine. -v prints the wake-up times.
 go test -count=1 -v -timeout 60m "$@" ./test/knative
