@@ -82,7 +82,8 @@ GO
 # cloud SDKs that lego's DNS-challenge providers bring (ACME, and so its DNS
 # challenges, is never configured here): a copy of its module in which the one
 # call that names them answers an error, built through a copy of the tools
-# module that replaces Traefik with it. It halves Traefik's cold build.
+# module that replaces Traefik with it: 1354 packages to compile instead of
+# 2201 (8240 files instead of 13938); cold, with an empty Go cache, 514 s.
 build_trimmed_traefik() {
   local out=$1 src tmp f
   src=$(cd "$ROOT/hack/tools/traefik" && go mod download github.com/traefik/traefik/v3 && go list -m -f '{{.Dir}}' github.com/traefik/traefik/v3)
