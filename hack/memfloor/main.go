@@ -36,9 +36,9 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
-	"strings"
 	"time"
 
+	"github.com/frugal-operator/foo-operator/test/bench"
 	"github.com/frugal-operator/foo-operator/test/controlplane"
 	"github.com/frugal-operator/foo-operator/test/localenv"
 )
@@ -148,7 +148,7 @@ func (b *binary) measure(ctx context.Context, settle time.Duration) error {
 		return err
 	}
 	time.Sleep(settle)
-	rss, anon, err := memory(cmd.Process.Pid)
+	rss, _, anon, err := bench.RSS(cmd.Process.Pid)
 	if err != nil {
 		return err
 	}
@@ -193,28 +193,6 @@ func answersReadyz(url string) func(context.Context, *bufio.Scanner) error {
 			}
 		}
 	}
-}
-
-// memory returns a process's VmRSS and RssAnon in MiB.
-func memory(pid int) (rss, anon float64, err error) {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		return 0, 0, err
-	}
-	for line := range strings.Lines(string(b)) {
-		f := strings.Fields(line)
-		if len(f) < 2 {
-			continue
-		}
-		kb, _ := strconv.ParseFloat(f[1], 64)
-		switch f[0] {
-		case "VmRSS:":
-			rss = kb / 1024
-		case "RssAnon:":
-			anon = kb / 1024
-		}
-	}
-	return rss, anon, nil
 }
 
 // segments returns the sizes of an ELF binary's loaded code and read-only

@@ -579,7 +579,7 @@ func (r *run) measureOurs(ctx context.Context, adapters []*controlplane.Process,
 	for i, a := range adapters {
 		c, _ := cpuSeconds(a.PID())
 		ad.IdleCPUSeconds += c - cpu0[i]
-		now, peak, anon, _ := rss(a.PID())
+		now, peak, anon, _ := RSS(a.PID())
 		ad.SteadyRSSMiB += now
 		ad.PeakRSSMiB += peak
 		ad.AnonRSSMiB += anon
@@ -841,7 +841,7 @@ func (r *run) idle(ctx context.Context, res *Result, p *controlplane.Process) er
 		return err
 	}
 	res.IdleCPUSeconds = c1 - c0
-	res.SteadyRSSMiB, res.PeakRSSMiB, res.AnonRSSMiB, err = rss(p.PID())
+	res.SteadyRSSMiB, res.PeakRSSMiB, res.AnonRSSMiB, err = RSS(p.PID())
 	return err
 }
 

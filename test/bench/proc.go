@@ -28,10 +28,10 @@ import (
 // every Linux this runs on.
 const clockTicks = 100
 
-// rss returns a process's resident set size, its peak, and the part of it
+// RSS returns a process's resident set size, its peak, and the part of it
 // that is anonymous memory (the rest is file-backed, mostly the pages of the
 // binary itself), in MiB, from /proc/<pid>/status (VmRSS, VmHWM, RssAnon).
-func rss(pid int) (now, peak, anon float64, err error) {
+func RSS(pid int) (now, peak, anon float64, err error) {
 	f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
 		return 0, 0, 0, err
