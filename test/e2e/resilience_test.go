@@ -29,42 +29,12 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"time"
 
-	samplesv1alpha1 "github.com/frugal-operator/foo-operator/pkg/apis/samplecontroller/v1alpha1"
+	"github.com/frugal-operator/foo-operator/test/localenv"
 )
 
-// converged reports whether every Foo of ns has exactly its Deployment,
-// controlled by it, with its replicas, and a status of its generation; and
-// no Deployment is left without its Foo.
+// converged reports whether the n Foos of ns have converged.
 func converged(ctx context.Context, ns string, n int) (bool, string) {
-	foos, err := env.Foos.SamplecontrollerV1alpha1().Foos(ns).List(ctx, metav1.ListOptions{})
-	if err != nil {
-		return false, err.Error()
-	}
-	deps, err := env.Kube.AppsV1().Deployments(ns).List(ctx, metav1.ListOptions{})
-	if err != nil {
-		return false, err.Error()
-	}
-	if len(foos.Items) != n {
-		return false, fmt.Sprintf("%d Foos, want %d", len(foos.Items), n)
-	}
-	byName := map[string]*samplesv1alpha1.Foo{}
-	for i := range foos.Items {
-		byName[foos.Items[i].Spec.DeploymentName] = &foos.Items[i]
-	}
-	done := 0
-	for _, d := range deps.Items {
-		f, ok := byName[d.Name]
-		if !ok || !metav1.IsControlledBy(&d, f) {
-			return false, fmt.Sprintf("deployment %s has no Foo controlling it: %v", d.Name, d.OwnerReferences)
-		}
-		if *d.Spec.Replicas == *f.Spec.Replicas && f.Status.ObservedGeneration == f.Generation {
-			done++
-		}
-	}
-	if len(deps.Items) > n {
-		return false, fmt.Sprintf("%d deployments for %d Foos", len(deps.Items), n)
-	}
-	return done == n, fmt.Sprintf("%d of %d Foos converged (%d deployments)", done, n, len(deps.Items))
+	return localenv.Converged(ctx, env.Kube, env.Foos, ns, n)
 }
 
 // 9a. A burst of Foos while the reconciler is killed twice (and started

@@ -35,7 +35,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/uuid"
 	"knative.dev/pkg/ptr"
 
-	samplesv1alpha1 "github.com/frugal-operator/foo-operator/pkg/apis/samplecontroller/v1alpha1"
+	"github.com/frugal-operator/foo-operator/test/localenv"
 )
 
 var (
@@ -174,35 +174,9 @@ func deleteReconcilerPods(t *testing.T) {
 	t.Logf("deleted %d reconciler pod(s)", deleted)
 }
 
-// converged reports whether every Foo of ns has exactly its Deployment,
-// controlled by it, with its replicas, and a status of its generation.
+// converged reports whether the n Foos of ns have converged.
 func converged(ctx context.Context, ns string, n int) (bool, string) {
-	fs, err := foos.SamplecontrollerV1alpha1().Foos(ns).List(ctx, metav1.ListOptions{})
-	if err != nil {
-		return false, err.Error()
-	}
-	deps, err := kube.AppsV1().Deployments(ns).List(ctx, metav1.ListOptions{})
-	if err != nil {
-		return false, err.Error()
-	}
-	if len(fs.Items) != n {
-		return false, fmt.Sprintf("%d Foos, want %d", len(fs.Items), n)
-	}
-	byName := map[string]*samplesv1alpha1.Foo{}
-	for i := range fs.Items {
-		byName[fs.Items[i].Spec.DeploymentName] = &fs.Items[i]
-	}
-	done := 0
-	for _, d := range deps.Items {
-		f, ok := byName[d.Name]
-		if !ok || !metav1.IsControlledBy(&d, f) {
-			return false, fmt.Sprintf("deployment %s has no Foo controlling it", d.Name)
-		}
-		if *d.Spec.Replicas == *f.Spec.Replicas && f.Status.ObservedGeneration == f.Generation {
-			done++
-		}
-	}
-	return done == n, fmt.Sprintf("%d of %d Foos converged (%d deployments)", done, n, len(deps.Items))
+	return localenv.Converged(ctx, kube, foos, ns, n)
 }
 
 // watchDeadLetters records every dead-letter sink pod created from now

@@ -1,0 +1,64 @@
+/*
+Copyright The Foo Operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package localenv
+
+import (
+	"context"
+	"fmt"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+
+	samplesv1alpha1 "github.com/frugal-operator/foo-operator/pkg/apis/samplecontroller/v1alpha1"
+	"github.com/frugal-operator/foo-operator/pkg/client/clientset/versioned"
+)
+
+// Converged reports, on any cluster, whether ns holds n Foos, each with
+// exactly its Deployment, controlled by it, with its replicas, and a status
+// of its generation, and no Deployment without its Foo; the message says
+// how far it is.
+func Converged(ctx context.Context, kube kubernetes.Interface, foos versioned.Interface, ns string, n int) (bool, string) {
+	fs, err := foos.SamplecontrollerV1alpha1().Foos(ns).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return false, err.Error()
+	}
+	deps, err := kube.AppsV1().Deployments(ns).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return false, err.Error()
+	}
+	if len(fs.Items) != n {
+		return false, fmt.Sprintf("%d Foos, want %d", len(fs.Items), n)
+	}
+	byName := map[string]*samplesv1alpha1.Foo{}
+	for i := range fs.Items {
+		byName[fs.Items[i].Spec.DeploymentName] = &fs.Items[i]
+	}
+	done := 0
+	for _, d := range deps.Items {
+		f, ok := byName[d.Name]
+		if !ok || !metav1.IsControlledBy(&d, f) {
+			return false, fmt.Sprintf("deployment %s has no Foo controlling it: %v", d.Name, d.OwnerReferences)
+		}
+		if *d.Spec.Replicas == *f.Spec.Replicas && f.Status.ObservedGeneration == f.Generation {
+			done++
+		}
+	}
+	if len(deps.Items) > n {
+		return false, fmt.Sprintf("%d deployments for %d Foos", len(deps.Items), n)
+	}
+	return done == n, fmt.Sprintf("%d of %d Foos converged (%d deployments)", done, n, len(deps.Items))
+}
