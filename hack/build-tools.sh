@@ -45,7 +45,8 @@ path_of() {
     crane) echo "$TOOLS_DIR/crane-$CRANE_VERSION/crane" ;;
     ko) echo "$TOOLS_DIR/ko-$KO_VERSION/ko" ;;
     traefik) echo "$TOOLS_DIR/traefik-$TRAEFIK_VERSION/traefik" ;;
-    adapter) echo "$TOOLS_DIR/eventing-$EVENTING_VERSION/apiserver-receive-adapter" ;;
+    # The adapter's path names its wrapper's source too, so a change to it rebuilds.
+    adapter) echo "$TOOLS_DIR/eventing-$EVENTING_VERSION/apiserver-receive-adapter-$(cat "$ROOT"/hack/tools/adapter/{main.go,go.mod,go.sum} | sha256sum | cut -c1-8)" ;;
     sample-controller|sample-controller-raised) echo "$TOOLS_DIR/sample-controller-$SAMPLE_CONTROLLER_VERSION/$1" ;;
     *) echo "unknown tool $1" >&2; return 1 ;;
   esac

@@ -25,6 +25,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"os/exec"
 	"os/signal"
 	"path/filepath"
 	"strconv"
@@ -43,6 +44,7 @@ func main() {
 	qps := flag.Int("raised-qps", 200, "The raised classic's client QPS (burst twice it).")
 	idle := flag.Duration("idle", 30*time.Second, "Idle CPU window.")
 	out := flag.String("out", "", "Results folder (default bench/results/<UTC time>).")
+	profile := flag.Int("profile-seconds", 5, "Take the adapters' CPU profiles over the first seconds of each of our bursts, into the results folder with their top functions (0: none).")
 	flag.Parse()
 
 	var cfg bench.Config
@@ -68,6 +70,9 @@ func main() {
 	}
 	cfg.Burst, cfg.StockMaxN, cfg.StockBurst, cfg.RaisedQPS, cfg.Idle, cfg.Dir = *burst, *stockMaxN, *stockBurst, *qps, *idle, work
 	cfg.Log = func(format string, args ...any) { fmt.Printf("==> "+format+"\n", args...) }
+	if *profile > 0 {
+		cfg.Profiles, cfg.ProfileSeconds = *out, *profile
+	}
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -83,10 +88,32 @@ func main() {
 			rep.WriteMarkdown(os.Stdout)
 		}
 	}
+	if err := topOfProfiles(*out); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+	}
 	if runErr != nil {
 		fmt.Fprintln(os.Stderr, "error:", runErr, "(logs in", work+")")
 		os.Exit(1)
 	}
 	_ = os.RemoveAll(work)
 	fmt.Println("==> results in", *out)
+}
+
+// topOfProfiles writes, beside each CPU profile in dir, its top functions by
+// cumulative time (<profile>.txt), as go tool pprof prints them.
+func topOfProfiles(dir string) error {
+	profiles, err := filepath.Glob(filepath.Join(dir, "*.pprof"))
+	if err != nil {
+		return err
+	}
+	for _, p := range profiles {
+		top, err := exec.Command("go", "tool", "pprof", "-top", "-cum", "-nodecount=40", p).Output()
+		if err != nil {
+			return fmt.Errorf("go tool pprof %s: %w", p, err)
+		}
+		if err := os.WriteFile(strings.TrimSuffix(p, ".pprof")+".txt", top, 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -24,11 +24,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strconv"
 	"strings"
@@ -84,6 +86,11 @@ type Config struct {
 	Idle time.Duration
 	// Dir keeps each run's control plane and logs.
 	Dir string
+	// Profiles, if set, is where the adapters' CPU profiles of the first
+	// ProfileSeconds of each of our bursts are written
+	// (n<N>-<controller>-<adapter>.pprof).
+	Profiles       string
+	ProfileSeconds int
 	// Log tells progress.
 	Log func(format string, args ...any)
 }
@@ -122,6 +129,10 @@ type Result struct {
 	// events × AnswerMs is the senders' (the adapters deliver one at a time).
 	Events     map[string]float64 `json:",omitempty"`
 	AnswerMs   float64            `json:",omitempty"`
+	// BurstCPU: the CPU seconds each process used during the burst (the
+	// API server, etcd, the controller, the adapters, the harness that
+	// creates and watches), and "machine idle": what all cores left unused.
+	BurstCPU map[string]float64 `json:",omitempty"`
 	Incomplete string
 }
 
@@ -132,6 +143,7 @@ type Report struct {
 	Ns      []int
 	Burst   int
 	Idle    string
+	Cores   int
 	Results []Result
 }
 
@@ -142,7 +154,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if cfg.Log == nil {
 		cfg.Log = func(string, ...any) {}
 	}
-	rep := &Report{When: time.Now(), Config: cfg, Ns: cfg.Ns, Burst: cfg.Burst, Idle: cfg.Idle.String()}
+	rep := &Report{When: time.Now(), Config: cfg, Ns: cfg.Ns, Burst: cfg.Burst, Idle: cfg.Idle.String(), Cores: runtime.NumCPU()}
 	for _, n := range cfg.Ns {
 		rs, err := runN(ctx, cfg, n)
 		rep.Results = append(rep.Results, rs...)
@@ -165,6 +177,9 @@ type run struct {
 	port    int
 	saKC    string
 	classic map[string]string // name -> binary
+	// adapters run for the whole of an N; pprof are their pprof addresses.
+	adapters []*controlplane.Process
+	pprof    []string
 }
 
 func runN(ctx context.Context, cfg Config, n int) ([]Result, error) {
@@ -237,7 +252,6 @@ func runN(ctx context.Context, cfg Config, n int) ([]Result, error) {
 	log("N=%d: populated in %.1fs", n, time.Since(start).Seconds())
 
 	sink := "http://127.0.0.1:" + strconv.Itoa(r.port)
-	var adapters []*controlplane.Process
 	for _, a := range []struct {
 		name string
 		cfg  controlplane.AdapterConfig
@@ -248,11 +262,16 @@ func runN(ctx context.Context, cfg Config, n int) ([]Result, error) {
 			Resources: []controlplane.AdapterResource{{GVR: appsv1.SchemeGroupVersion.WithResource("deployments")}},
 			Owner:     &controlplane.AdapterOwner{APIVersion: "samplecontroller.knative.io/v1alpha1", Kind: "Foo"}}},
 	} {
-		p, err := cp.StartAdapter(a.name, localenv.Namespace, sink, a.cfg, sourcesKC)
+		port, err := controlplane.FreePort()
 		if err != nil {
 			return nil, err
 		}
-		adapters = append(adapters, p)
+		addr := "127.0.0.1:" + strconv.Itoa(port)
+		p, err := cp.StartAdapter(a.name, localenv.Namespace, sink, a.cfg, sourcesKC, "PPROF_ADDR="+addr)
+		if err != nil {
+			return nil, err
+		}
+		r.adapters, r.pprof = append(r.adapters, p), append(r.pprof, addr)
 	}
 
 	// Our Foos get their status once, as they would have long ago.
@@ -285,7 +304,7 @@ func runN(ctx context.Context, cfg Config, n int) ([]Result, error) {
 	if err != nil {
 		return out, err
 	}
-	res, ad, err := r.measureOurs(ctx, adapters, Ours)
+	res, ad, err := r.measureOurs(ctx, r.adapters, Ours)
 	out = append(out, res, ad)
 	if err != nil {
 		return out, err
@@ -742,6 +761,19 @@ func (r *run) burst(ctx context.Context, res *Result, p *controlplane.Process, c
 	if err != nil {
 		return err
 	}
+	var profiles sync.WaitGroup
+	if !classic && r.cfg.Profiles != "" {
+		for i, a := range r.adapters {
+			path := filepath.Join(r.cfg.Profiles, fmt.Sprintf("n%d-%s-%s.pprof", r.n, ns, a.Name))
+			profiles.Go(func() {
+				if err := cpuProfile(ctx, r.pprof[i], r.cfg.ProfileSeconds, path); err != nil {
+					r.cfg.Log("N=%d: %s: %v", r.n, a.Name, err)
+				}
+			})
+		}
+	}
+	defer profiles.Wait()
+	cpu0 := r.cpu(p)
 	first := time.Now()
 	err = parallel(b, func(i int) error {
 		name := fmt.Sprintf("b-%d", i)
@@ -785,6 +817,7 @@ func (r *run) burst(ctx context.Context, res *Result, p *controlplane.Process, c
 	}
 	mu.Unlock()
 	res.BurstSeconds = last.Sub(first).Seconds()
+	res.BurstCPU = delta(cpu0, r.cpu(p))
 	if err != nil {
 		res.Incomplete = fmt.Sprintf("burst: %d of %d reconciled: %v", len(lat), b, err)
 		return err
@@ -814,6 +847,54 @@ func (r *run) burst(ctx context.Context, res *Result, p *controlplane.Process, c
 		}
 	}
 	return nil
+}
+
+// cpu returns the CPU seconds the processes a burst involves have used, by
+// role, and the machine's idle CPU seconds ("machine idle").
+func (r *run) cpu(controller *controlplane.Process) map[string]float64 {
+	m := map[string]float64{}
+	add := func(role string, pid int) {
+		if c, err := cpuSeconds(pid); err == nil {
+			m[role] += c
+		}
+	}
+	add("kube-apiserver", r.cp.APIServer.PID())
+	add("etcd", r.cp.Etcd.PID())
+	add("controller", controller.PID())
+	for _, a := range r.adapters {
+		add("adapters", a.PID())
+	}
+	add("harness", os.Getpid())
+	if idle, err := machineIdleSeconds(); err == nil {
+		m["machine idle"] = idle
+	}
+	return m
+}
+
+// cpuProfile writes the CPU profile of the next seconds of the process
+// serving net/http/pprof at addr to path.
+func cpuProfile(ctx context.Context, addr string, seconds int, path string) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, fmt.Sprintf("http://%s/debug/pprof/profile?seconds=%d", addr, seconds), nil)
+	if err != nil {
+		return err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return fmt.Errorf("CPU profile: %w", err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("CPU profile: %s", resp.Status)
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(f, resp.Body); err != nil {
+		f.Close()
+		return fmt.Errorf("CPU profile: %w", err)
+	}
+	return f.Close()
 }
 
 // retryWatch watches from the resourceVersion rv (a list's: "now") and

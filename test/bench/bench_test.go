@@ -19,6 +19,8 @@ package bench
 import (
 	"bytes"
 	"context"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -32,9 +34,11 @@ func TestSmoke(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
+	profiles := t.TempDir()
 	rep, err := Run(ctx, Config{
 		Ns: []int{20}, Burst: 20, StockMaxN: 20, StockBurst: 10, RaisedQPS: 200,
 		Idle: 2 * time.Second, Dir: t.TempDir(), Log: t.Logf,
+		Profiles: profiles, ProfileSeconds: 1,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -46,6 +50,25 @@ func TestSmoke(t *testing.T) {
 		}
 		if r.Incomplete != "" || r.BurstSeconds <= 0 || r.ReadyMs <= 0 || r.FirstFooMs < r.ReadyMs || r.SteadyRSSMiB <= 0 || r.WritesPerFoo <= 0 {
 			t.Errorf("%s: implausible figures: %+v", name, r)
+		}
+		// The API server served the burst's requests, the harness made them.
+		if r.BurstCPU["kube-apiserver"] <= 0 || r.BurstCPU["harness"] <= 0 {
+			t.Errorf("%s: burst CPU %v, want the API server's and the harness's", name, r.BurstCPU)
+		}
+	}
+	// The adapters delivered our burst, and were profiled doing it.
+	if got := rep.find(Ours, 20).BurstCPU["adapters"]; got <= 0 {
+		t.Errorf("ours: the adapters used %.2f CPU s in the burst, want some", got)
+	}
+	for _, ns := range []string{"burst-ours", "burst-ours-ack-queued"} {
+		matches, _ := filepath.Glob(filepath.Join(profiles, "n20-"+ns+"-adapter-*.pprof"))
+		if len(matches) != 2 {
+			t.Errorf("%s: adapter CPU profiles %v, want 2", ns, matches)
+		}
+		for _, m := range matches {
+			if fi, err := os.Stat(m); err != nil || fi.Size() == 0 {
+				t.Errorf("empty CPU profile %s", m)
+			}
 		}
 	}
 	ours := rep.find(Ours, 20)

@@ -114,6 +114,21 @@ func (rep *Report) WriteMarkdown(w io.Writer) {
 		fmt.Fprintf(w, "- N=%d, %s: %.2f events (%s), answered in %.2f ms on average\n", r.N, r.Controller, total, strings.Join(parts, ", "), r.AnswerMs)
 	}
 	fmt.Fprintln(w)
+	fmt.Fprintf(w, "Where a burst's time goes: the CPU seconds each process used during the burst, and what the machine's %d cores left idle (of %d × the burst's seconds):\n", rep.Cores, rep.Cores)
+	fmt.Fprintln(w)
+	for _, r := range rep.Results {
+		if len(r.BurstCPU) == 0 {
+			continue
+		}
+		var parts []string
+		for _, k := range []string{"kube-apiserver", "etcd", "controller", "adapters", "harness", "machine idle"} {
+			if v, ok := r.BurstCPU[k]; ok {
+				parts = append(parts, fmt.Sprintf("%s %.1f", k, v))
+			}
+		}
+		fmt.Fprintf(w, "- N=%d, %s (%.1f s, %.1f CPU s): %s\n", r.N, r.Controller, r.BurstSeconds, float64(rep.Cores)*r.BurstSeconds, strings.Join(parts, ", "))
+	}
+	fmt.Fprintln(w)
 	for _, r := range rep.Results {
 		if r.Incomplete != "" {
 			fmt.Fprintf(w, "- N=%d, %s: %s\n", r.N, r.Controller, r.Incomplete)

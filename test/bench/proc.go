@@ -73,3 +73,21 @@ func cpuSeconds(pid int) (float64, error) {
 	st, _ := strconv.ParseFloat(fields[12], 64)
 	return (u + st) / clockTicks, nil
 }
+
+// machineIdleSeconds returns the CPU time all cores have spent idle (idle
+// and iowait) since boot, from /proc/stat.
+func machineIdleSeconds() (float64, error) {
+	b, err := os.ReadFile("/proc/stat")
+	if err != nil {
+		return 0, err
+	}
+	line, _, _ := strings.Cut(string(b), "\n")
+	fields := strings.Fields(line)
+	// cpu user nice system idle iowait ...
+	if len(fields) < 6 || fields[0] != "cpu" {
+		return 0, fmt.Errorf("unexpected /proc/stat: %q", line)
+	}
+	idle, _ := strconv.ParseFloat(fields[4], 64)
+	iowait, _ := strconv.ParseFloat(fields[5], 64)
+	return (idle + iowait) / clockTicks, nil
+}

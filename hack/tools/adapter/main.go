@@ -18,10 +18,15 @@ limitations under the License.
 // receive adapter, unchanged, with its health listener turned off so that
 // several adapters and the reconciler can share one loopback interface. Set
 // PROFILING_PORT to a port that cannot be bound to keep its pprof listener
-// off too.
+// off too. Set PPROF_ADDR (a 127.0.0.1 address) to serve net/http/pprof there
+// instead, as the benchmark does to profile the adapter during a burst.
 package main
 
 import (
+	"net/http"
+	"net/http/pprof"
+	"os"
+
 	"knative.dev/eventing/pkg/adapter/apiserver"
 	"knative.dev/eventing/pkg/adapter/v2"
 	"knative.dev/eventing/pkg/auth"
@@ -31,6 +36,12 @@ import (
 )
 
 func main() {
+	if addr := os.Getenv("PPROF_ADDR"); addr != "" {
+		mux := http.NewServeMux()
+		mux.HandleFunc("/debug/pprof/", pprof.Index)
+		mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+		go func() { _ = http.ListenAndServe(addr, mux) }()
+	}
 	ctx := signals.NewContext()
 	ctx = adapter.WithInjectorEnabled(ctx)
 	ctx = adapter.WithHealthProbesDisabled(ctx)
