@@ -142,7 +142,7 @@ func TestEveryManifestValidates(t *testing.T) {
 					decodeStrict(t, file, doc, cm)
 					// As the reconciler reads it, which refuses some of
 					// Knative's settings (grpc, prometheus).
-					if _, err := serverless.ParseMetricsConfig(cm.Data); err != nil {
+					if _, err := serverless.ParseObservabilityConfig(cm.Data); err != nil {
 						t.Errorf("%s: %v", file, err)
 					}
 				case "apiextensions.k8s.io/v1/CustomResourceDefinition":

@@ -35,6 +35,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	authenticationv1 "k8s.io/api/authentication/v1"
@@ -108,18 +109,24 @@ func run(runs int, base string) error {
 	subject := "system:serviceaccount:" + ns + ":foo-sources"
 	oidc := []string{"--oidc-audience=" + audience, "--oidc-subjects=" + subject}
 	on, off := "SYSTEM_NAMESPACE="+ns, "SYSTEM_NAMESPACE="
+	loopback := []string{"--host", "127.0.0.1"}
 	variants := []*variant{
-		{name: "off", bin: bin, env: []string{off}},
-		{name: "metrics", bin: bin, env: []string{on}},
-		{name: "auth", bin: bin, args: oidc, env: []string{off}, token: true},
-		{name: "metrics+auth", bin: bin, args: oidc, env: []string{on}, token: true},
+		{name: "off", bin: bin, args: loopback, env: []string{off}},
+		{name: "metrics", bin: bin, args: loopback, env: []string{on}},
+		{name: "auth", bin: bin, args: slices.Concat(loopback, oidc), env: []string{off}, token: true},
+		{name: "metrics+auth", bin: bin, args: slices.Concat(loopback, oidc), env: []string{on}, token: true},
 	}
 	if base != "" {
 		baseBin, err := buildAt(ctx, cp.Dir, base)
 		if err != nil {
 			return err
 		}
-		variants = append([]*variant{{name: "base " + base, bin: baseBin, env: []string{off}}}, variants...)
+		b := &variant{name: "base " + base, bin: baseBin, env: []string{off}}
+		// A revision older than --host listens on every interface.
+		if help, _ := exec.CommandContext(ctx, baseBin, "-help").CombinedOutput(); strings.Contains(string(help), "-host") {
+			b.args = loopback
+		}
+		variants = append([]*variant{b}, variants...)
 	}
 	tr, err := kube.CoreV1().ServiceAccounts(ns).CreateToken(ctx, "foo-sources",
 		&authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{Audiences: []string{audience}}}, metav1.CreateOptions{})

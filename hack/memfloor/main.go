@@ -95,7 +95,7 @@ func run(runs int, settle time.Duration) error {
 	bins := []*binary{
 		{name: "floor", pkg: "./hack/memfloor/floor", args: []string{"--kubeconfig", kc}, ready: printsReady},
 		{name: "foo-reconciler", pkg: "./cmd/foo-reconciler",
-			args:  []string{"--kubeconfig", kc, "--cold-start-resync=false", "--port", strconv.Itoa(port)},
+			args:  []string{"--kubeconfig", kc, "--cold-start-resync=false", "--host", "127.0.0.1", "--port", strconv.Itoa(port)},
 			ready: answersReadyz(fmt.Sprintf("http://127.0.0.1:%d/readyz", port))},
 	}
 	for _, b := range bins {

@@ -21,6 +21,8 @@ import (
 	"flag"
 	"fmt"
 	"log"
+	"net"
+	"strconv"
 	"strings"
 	"time"
 
@@ -114,6 +116,9 @@ func Main(op Operator) {
 		cfg.Burst = defaultBurst
 	}
 	cfg.UserAgent = op.Name
+	if set.host != "" {
+		opts.Address = net.JoinHostPort(set.host, strconv.Itoa(opts.Port))
+	}
 	if err := setAck(opts, set.ack); err != nil {
 		log.Fatal(err)
 	}
@@ -134,12 +139,12 @@ func Main(op Operator) {
 	}
 	// What is read of the API server before serving, at once.
 	var (
-		metrics = MetricsConfig{Protocol: "none"}
-		g       errgroup.Group
+		obs = ObservabilityConfig{Protocol: "none"}
+		g   errgroup.Group
 	)
 	if set.systemNamespace != "" {
 		g.Go(func() (err error) {
-			metrics, err = readMetricsConfig(ctx, kubeclient.Get(ctx), set.systemNamespace)
+			obs, err = readObservabilityConfig(ctx, kubeclient.Get(ctx), set.systemNamespace)
 			return err
 		})
 	}
@@ -155,9 +160,12 @@ func Main(op Operator) {
 	if err := g.Wait(); err != nil {
 		logger.Fatalw("Failed to start", zap.Error(err))
 	}
-	shutdownMetrics, err := setupMetrics(ctx, metrics, set.systemNamespace, op.Name)
+	shutdownMetrics, err := setupMetrics(ctx, obs, set.systemNamespace, op.Name)
 	if err != nil {
 		logger.Fatalw("Failed to set up metrics", zap.Error(err))
+	}
+	if obs.Profiling {
+		defer serveProfiling(set.host, logger)()
 	}
 	partsCtx := context.WithoutCancel(ctx)
 	partsCtx = controller.WithEventRecorder(partsCtx, eventRecorder(kubeclient.Get(ctx).CoreV1(), op))
@@ -184,6 +192,7 @@ type settings struct {
 	opts                           *receiver.Options
 	oidc                           *auth.Config
 	ack, logLevel, systemNamespace string
+	host                           string
 }
 
 // registerFlags defines the flags on fs, defaulting to e's settings.
@@ -195,7 +204,7 @@ func registerFlags(fs *flag.FlagSet, e env, name string) *settings {
 		"When to answer an event: reconciled (once its keys are reconciled) or queued (once enqueued; direct wiring under bursts, with the cold-start resync on) (env ACK).")
 	fs.StringVar(&set.logLevel, "log-level", e.LogLevel, "Log level: debug, info, warn or error (env LOG_LEVEL).")
 	fs.StringVar(&set.systemNamespace, "system-namespace", e.SystemNamespace,
-		"Namespace of the config-observability ConfigMap that configures metrics; none: metrics off (env SYSTEM_NAMESPACE).")
+		"Namespace of the config-observability ConfigMap that configures metrics and profiling; none: both off (env SYSTEM_NAMESPACE).")
 	fs.StringVar(&set.oidc.Audience, "oidc-audience", set.oidc.Audience,
 		"Admit only requests with an OIDC token for this audience, the sink's (Knative Eventing's authentication-oidc); empty: every sender (env OIDC_AUDIENCE).")
 	fs.Func("oidc-subjects", "Comma-separated subjects admitted with -oidc-audience: the sources' and the broker's OIDC service accounts (env OIDC_SUBJECTS).",
@@ -203,6 +212,7 @@ func registerFlags(fs *flag.FlagSet, e env, name string) *settings {
 	fs.StringVar(&set.oidc.DiscoveryBaseURL, "oidc-discovery-base-url", set.oidc.DiscoveryBaseURL,
 		"The tokens' issuer, when not the API server: where it publishes its OIDC discovery (env OIDC_DISCOVERY_BASE_URL).")
 	fs.IntVar(&opts.Port, "port", e.Port, "Port to receive events and probes on (env PORT).")
+	fs.StringVar(&set.host, "host", "", "Interface to listen on, the profiling port's too; empty: every interface, as in a pod.")
 	fs.Int64Var(&opts.MaxBodyBytes, "max-body-bytes", receiver.DefaultMaxBodyBytes, "Largest event body accepted; bigger ones are answered 413.")
 	fs.Int64Var(&opts.MaxInflightBytes, "max-inflight-bytes", receiver.DefaultMaxInflightBytes,
 		"Bytes of event bodies held at once (it also caps max-body-bytes); an event waits for room until its deadline, then is answered 503.")

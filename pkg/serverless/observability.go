@@ -19,6 +19,7 @@ package serverless
 import (
 	"context"
 	"fmt"
+	"net"
 	"net/url"
 	"os"
 	"time"
@@ -26,6 +27,7 @@ import (
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/exporters/otlp/otlpmetric/otlpmetrichttp"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+	"go.uber.org/zap"
 	corev1 "k8s.io/api/core/v1"
 	apierrs "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -35,15 +37,17 @@ import (
 	"knative.dev/pkg/controller"
 	k8smetrics "knative.dev/pkg/observability/metrics/k8s"
 	"knative.dev/pkg/observability/resource"
+	k8sruntime "knative.dev/pkg/observability/runtime"
 	"knative.dev/pkg/system"
 )
 
 // observabilityConfigMap is Knative's ConfigMap of observability settings.
 const observabilityConfigMap = "config-observability"
 
-// MetricsConfig is what config-observability says of metrics: the keys
-// knative.dev/pkg's observability config reads, as Main takes them.
-type MetricsConfig struct {
+// ObservabilityConfig is what config-observability says of metrics and
+// profiling: the keys knative.dev/pkg's observability config reads, as Main
+// takes them.
+type ObservabilityConfig struct {
 	// Protocol is http/protobuf (OTLP over HTTP) or none. Knative's grpc and
 	// prometheus are refused: a pod that scales to zero cannot be scraped,
 	// and OTLP over HTTP reaches every collector that gRPC does. (Not
@@ -56,12 +60,20 @@ type MetricsConfig struct {
 	// ExportInterval is how often metrics are pushed; the exporter's default
 	// (60s) when zero. The last are pushed at shutdown whatever it is.
 	ExportInterval time.Duration
+	// Profiling (runtime-profiling: enabled) serves net/http/pprof on
+	// PROFILING_PORT (8008 by default), as Knative's components do.
+	Profiling bool
 }
 
-// ParseMetricsConfig reads a config-observability ConfigMap's data as Main
-// does, and says what Main would refuse (a config test can ask it).
-func ParseMetricsConfig(data map[string]string) (MetricsConfig, error) {
-	c := MetricsConfig{Protocol: "none", Endpoint: data["metrics-endpoint"]}
+// ParseObservabilityConfig reads a config-observability ConfigMap's data as
+// Main does, and says what Main would refuse (a config test can ask it).
+func ParseObservabilityConfig(data map[string]string) (ObservabilityConfig, error) {
+	c := ObservabilityConfig{Protocol: "none", Endpoint: data["metrics-endpoint"]}
+	rt, err := k8sruntime.NewFromMap(data)
+	if err != nil {
+		return c, fmt.Errorf("runtime-profiling: %w", err)
+	}
+	c.Profiling = rt.ProfilingEnabled()
 	if p := data["metrics-protocol"]; p != "" {
 		c.Protocol = p
 	}
@@ -87,17 +99,17 @@ func ParseMetricsConfig(data map[string]string) (MetricsConfig, error) {
 	return c, nil
 }
 
-// readMetricsConfig reads config-observability in namespace; no ConfigMap:
-// metrics off.
-func readMetricsConfig(ctx context.Context, kc kubernetes.Interface, namespace string) (MetricsConfig, error) {
+// readObservabilityConfig reads config-observability in namespace; no
+// ConfigMap: metrics and profiling off.
+func readObservabilityConfig(ctx context.Context, kc kubernetes.Interface, namespace string) (ObservabilityConfig, error) {
 	cm, err := kc.CoreV1().ConfigMaps(namespace).Get(ctx, observabilityConfigMap, metav1.GetOptions{})
 	if apierrs.IsNotFound(err) {
 		cm, err = &corev1.ConfigMap{}, nil
 	}
 	if err != nil {
-		return MetricsConfig{}, fmt.Errorf("failed to read configmap %s/%s: %w", namespace, observabilityConfigMap, err)
+		return ObservabilityConfig{}, fmt.Errorf("failed to read configmap %s/%s: %w", namespace, observabilityConfigMap, err)
 	}
-	c, err := ParseMetricsConfig(cm.Data)
+	c, err := ParseObservabilityConfig(cm.Data)
 	if err != nil {
 		return c, fmt.Errorf("configmap %s/%s: %w", namespace, observabilityConfigMap, err)
 	}
@@ -112,7 +124,7 @@ func readMetricsConfig(ctx context.Context, kc kubernetes.Interface, namespace s
 // override cfg, as in Knative. Call it before any controller is built, and
 // the returned shutdown on exit: it exports what is left, so that a pod
 // scaling to zero loses none.
-func setupMetrics(ctx context.Context, cfg MetricsConfig, namespace, name string) (shutdown func(context.Context) error, _ error) {
+func setupMetrics(ctx context.Context, cfg ObservabilityConfig, namespace, name string) (shutdown func(context.Context) error, _ error) {
 	if cfg.Protocol != "http/protobuf" {
 		return func(context.Context) error { return nil }, nil
 	}
@@ -151,4 +163,23 @@ func setupMetrics(ctx context.Context, cfg MetricsConfig, namespace, name string
 		RequestResult:  clientMetrics.RequestResultMetric(),
 	})
 	return mp.Shutdown, nil
+}
+
+// serveProfiling serves knative.dev/pkg's profiling handler, enabled, on
+// host (every interface when empty) and PROFILING_PORT (8008 by default),
+// until stop. As in Knative, a port it cannot listen on is only logged.
+func serveProfiling(host string, logger *zap.SugaredLogger) (stop func()) {
+	ps := k8sruntime.NewProfilingServer()
+	ps.SetEnabled(true)
+	if _, port, err := net.SplitHostPort(ps.Addr); err == nil {
+		ps.Addr = net.JoinHostPort(host, port)
+	}
+	ln, err := net.Listen("tcp", ps.Addr)
+	if err != nil {
+		logger.Warnw("Profiling is enabled but cannot listen", zap.Error(err))
+		return func() {}
+	}
+	logger.Infow("Serving net/http/pprof", "address", ln.Addr().String())
+	go func() { _ = ps.Serve(ln) }()
+	return func() { _ = ps.Close() }
 }

@@ -23,29 +23,32 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
-func TestParseMetricsConfig(t *testing.T) {
+func TestParseObservabilityConfig(t *testing.T) {
 	tests := []struct {
 		name    string
 		data    map[string]string
-		want    MetricsConfig
+		want    ObservabilityConfig
 		wantErr bool
 	}{
-		{name: "none by default", want: MetricsConfig{Protocol: "none"}},
+		{name: "none by default", want: ObservabilityConfig{Protocol: "none"}},
 		{name: "OTLP over HTTP", data: map[string]string{"metrics-protocol": "http/protobuf",
 			"metrics-endpoint": "http://collector:4318/v1/metrics", "metrics-export-interval": "10s"},
-			want: MetricsConfig{Protocol: "http/protobuf", Endpoint: "http://collector:4318/v1/metrics", ExportInterval: 10 * time.Second}},
-		{name: "Knative's example keys are ignored", data: map[string]string{"_example": "metrics-protocol: grpc"}, want: MetricsConfig{Protocol: "none"}},
+			want: ObservabilityConfig{Protocol: "http/protobuf", Endpoint: "http://collector:4318/v1/metrics", ExportInterval: 10 * time.Second}},
+		{name: "Knative's example keys are ignored", data: map[string]string{"_example": "metrics-protocol: grpc"}, want: ObservabilityConfig{Protocol: "none"}},
 		{name: "no endpoint", data: map[string]string{"metrics-protocol": "http/protobuf"}, wantErr: true},
 		{name: "an endpoint for none", data: map[string]string{"metrics-endpoint": "http://x"}, wantErr: true},
 		{name: "prometheus cannot scrape a pod at zero", data: map[string]string{"metrics-protocol": "prometheus"}, wantErr: true},
 		{name: "grpc", data: map[string]string{"metrics-protocol": "grpc", "metrics-endpoint": "http://x:4317"}, wantErr: true},
 		{name: "bad interval", data: map[string]string{"metrics-export-interval": "often"}, wantErr: true},
+		{name: "profiling", data: map[string]string{"runtime-profiling": "enabled"}, want: ObservabilityConfig{Protocol: "none", Profiling: true}},
+		{name: "profiling off", data: map[string]string{"runtime-profiling": "disabled"}, want: ObservabilityConfig{Protocol: "none"}},
+		{name: "bad profiling", data: map[string]string{"runtime-profiling": "yes"}, wantErr: true},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := ParseMetricsConfig(tc.data)
+			got, err := ParseObservabilityConfig(tc.data)
 			if (err != nil) != tc.wantErr {
-				t.Fatalf("ParseMetricsConfig() = %v, want an error: %v", err, tc.wantErr)
+				t.Fatalf("ParseObservabilityConfig() = %v, want an error: %v", err, tc.wantErr)
 			}
 			if err == nil {
 				if diff := cmp.Diff(tc.want, got); diff != "" {

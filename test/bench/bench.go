@@ -86,9 +86,9 @@ type Config struct {
 	Idle time.Duration
 	// Dir keeps each run's control plane and logs.
 	Dir string
-	// Profiles, if set, is where the adapters' CPU profiles of the first
-	// ProfileSeconds of each of our bursts are written
-	// (n<N>-<controller>-<adapter>.pprof).
+	// Profiles, if set, is where the CPU profiles of our reconciler and of
+	// the adapters over the first ProfileSeconds of each of our bursts are
+	// written (n<N>-<burst namespace>-<process>.pprof).
 	Profiles       string
 	ProfileSeconds int
 	// Log tells progress.
@@ -127,12 +127,12 @@ type Result struct {
 	// burst, by "type outcome", from its own metrics; AnswerMs the mean time
 	// from an event's arrival to its answer. What the burst takes beyond
 	// events × AnswerMs is the senders' (the adapters deliver one at a time).
-	Events     map[string]float64 `json:",omitempty"`
-	AnswerMs   float64            `json:",omitempty"`
+	Events   map[string]float64 `json:",omitempty"`
+	AnswerMs float64            `json:",omitempty"`
 	// BurstCPU: the CPU seconds each process used during the burst (the
 	// API server, etcd, the controller, the adapters, the harness that
 	// creates and watches), and "machine idle": what all cores left unused.
-	BurstCPU map[string]float64 `json:",omitempty"`
+	BurstCPU   map[string]float64 `json:",omitempty"`
 	Incomplete string
 }
 
@@ -175,8 +175,10 @@ type run struct {
 	ourBin  string
 	metrics *otlp.Receiver
 	port    int
-	saKC    string
-	classic map[string]string // name -> binary
+	// pprofPort is where our reconciler serves net/http/pprof.
+	pprofPort int
+	saKC      string
+	classic   map[string]string // name -> binary
 	// adapters run for the whole of an N; pprof are their pprof addresses.
 	adapters []*controlplane.Process
 	pprof    []string
@@ -232,13 +234,17 @@ func runN(ctx context.Context, cfg Config, n int) ([]Result, error) {
 	if r.port, err = controlplane.FreePort(); err != nil {
 		return nil, err
 	}
+	if r.pprofPort, err = controlplane.FreePort(); err != nil {
+		return nil, err
+	}
 	// Our reconciler's metrics (config/ sets SYSTEM_NAMESPACE), exported to
 	// the harness when it stops.
 	if r.metrics, err = otlp.Start(); err != nil {
 		return nil, err
 	}
 	defer r.metrics.Close()
-	o11y := fmt.Sprintf(`{"data":{"metrics-protocol":"http/protobuf","metrics-endpoint":%q,"metrics-export-interval":"1h"}}`, r.metrics.URL)
+	// And its pprof, on PROFILING_PORT (see startOurs).
+	o11y := fmt.Sprintf(`{"data":{"metrics-protocol":"http/protobuf","metrics-endpoint":%q,"metrics-export-interval":"1h","runtime-profiling":"enabled"}}`, r.metrics.URL)
 	if _, err := r.kube.CoreV1().ConfigMaps(localenv.Namespace).Patch(ctx, "config-observability", types.MergePatchType,
 		[]byte(o11y), metav1.PatchOptions{}); err != nil {
 		return nil, err
@@ -453,11 +459,11 @@ func (r *run) waitOursSettled(ctx context.Context, ns string, n int) error {
 
 func (r *run) startOurs(ctx context.Context, label string, resync bool, args ...string) (*controlplane.Process, error) {
 	// The same client rate limit as the raised classic's.
-	cmd := exec.Command(r.ourBin, append([]string{"--kubeconfig", r.saKC, "--port", strconv.Itoa(r.port),
+	cmd := exec.Command(r.ourBin, append([]string{"--kubeconfig", r.saKC, "--host", "127.0.0.1", "--port", strconv.Itoa(r.port),
 		"--system-namespace", localenv.Namespace,
 		"--kube-api-qps", strconv.Itoa(r.cfg.RaisedQPS), "--kube-api-burst", strconv.Itoa(2 * r.cfg.RaisedQPS),
 		"--cold-start-resync=" + strconv.FormatBool(resync)}, args...)...)
-	cmd.Env = append(os.Environ(), "LOG_LEVEL=warn")
+	cmd.Env = append(os.Environ(), "LOG_LEVEL=warn", "PROFILING_PORT="+strconv.Itoa(r.pprofPort))
 	p, err := r.cp.StartProcess("reconciler-"+label, cmd)
 	if err != nil {
 		return nil, err
@@ -763,11 +769,15 @@ func (r *run) burst(ctx context.Context, res *Result, p *controlplane.Process, c
 	}
 	var profiles sync.WaitGroup
 	if !classic && r.cfg.Profiles != "" {
+		names, addrs := []string{"reconciler"}, []string{"127.0.0.1:" + strconv.Itoa(r.pprofPort)}
 		for i, a := range r.adapters {
-			path := filepath.Join(r.cfg.Profiles, fmt.Sprintf("n%d-%s-%s.pprof", r.n, ns, a.Name))
+			names, addrs = append(names, a.Name), append(addrs, r.pprof[i])
+		}
+		for i, name := range names {
+			path := filepath.Join(r.cfg.Profiles, fmt.Sprintf("n%d-%s-%s.pprof", r.n, ns, name))
 			profiles.Go(func() {
-				if err := cpuProfile(ctx, r.pprof[i], r.cfg.ProfileSeconds, path); err != nil {
-					r.cfg.Log("N=%d: %s: %v", r.n, a.Name, err)
+				if err := cpuProfile(ctx, addrs[i], r.cfg.ProfileSeconds, path); err != nil {
+					r.cfg.Log("N=%d: %s: %v", r.n, name, err)
 				}
 			})
 		}

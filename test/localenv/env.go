@@ -259,7 +259,7 @@ func (e *Env) StartReconciler(ctx context.Context, args ...string) error {
 	defer e.mu.Unlock()
 	e.starts++
 	cmd := exec.Command(e.bin, slices.Concat(
-		[]string{"--kubeconfig", e.ReconcilerKubeconfig, "--port", strconv.Itoa(e.port)}, e.opts.ReconcilerArgs, args)...)
+		[]string{"--kubeconfig", e.ReconcilerKubeconfig, "--host", "127.0.0.1", "--port", strconv.Itoa(e.port)}, e.opts.ReconcilerArgs, args)...)
 	cmd.Env = append(os.Environ(), "LOG_LEVEL=info", "SYSTEM_NAMESPACE="+Namespace)
 	p, err := e.CP.StartProcess(fmt.Sprintf("reconciler-%d", e.starts), cmd)
 	if err != nil {

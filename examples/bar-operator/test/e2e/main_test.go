@@ -159,7 +159,7 @@ func up() error {
 // startReconciler starts the reconciler, as a Knative revision would after a
 // scale from zero, and waits until it is ready.
 func startReconciler(ctx context.Context) error {
-	cmd := exec.Command(env.bin, "--kubeconfig", env.kubeconfig, "--port", strconv.Itoa(env.port))
+	cmd := exec.Command(env.bin, "--kubeconfig", env.kubeconfig, "--host", "127.0.0.1", "--port", strconv.Itoa(env.port))
 	cmd.Env = append(os.Environ(), "SYSTEM_NAMESPACE="+operatorNamespace)
 	p, err := env.cp.StartProcess("bar-reconciler", cmd)
 	if err != nil {
