@@ -86,9 +86,10 @@ type Config struct {
 	Idle time.Duration
 	// Dir keeps each run's control plane and logs.
 	Dir string
-	// Profiles, if set, is where the CPU profiles of our reconciler and of
-	// the adapters over the first ProfileSeconds of each of our bursts are
-	// written (n<N>-<burst namespace>-<process>.pprof).
+	// Profiles, if set, is where CPU profiles over the first ProfileSeconds
+	// of each burst are written (n<N>-<burst namespace>-<process>.pprof):
+	// the API server's in every burst, our reconciler's and the adapters'
+	// in ours.
 	Profiles       string
 	ProfileSeconds int
 	// Log tells progress.
@@ -191,7 +192,7 @@ func runN(ctx context.Context, cfg Config, n int) ([]Result, error) {
 		return nil, err
 	}
 	log("N=%d: starting etcd and kube-apiserver", n)
-	cp, err := controlplane.Start(ctx, controlplane.Options{Dir: dir})
+	cp, err := controlplane.Start(ctx, controlplane.Options{Dir: dir, Profiling: cfg.Profiles != ""})
 	if err != nil {
 		return nil, err
 	}
@@ -768,15 +769,23 @@ func (r *run) burst(ctx context.Context, res *Result, p *controlplane.Process, c
 		return err
 	}
 	var profiles sync.WaitGroup
-	if !classic && r.cfg.Profiles != "" {
-		names, addrs := []string{"reconciler"}, []string{"127.0.0.1:" + strconv.Itoa(r.pprofPort)}
-		for i, a := range r.adapters {
-			names, addrs = append(names, a.Name), append(addrs, r.pprof[i])
+	if r.cfg.Profiles != "" {
+		// The API server's, as the admin; then ours and the adapters'.
+		apiserver, err := rest.HTTPClientFor(r.cp.RESTConfig)
+		if err != nil {
+			return err
+		}
+		names, clients, urls := []string{"kube-apiserver"}, []*http.Client{apiserver}, []string{r.cp.URL}
+		if !classic {
+			names, clients, urls = append(names, "reconciler"), append(clients, http.DefaultClient), append(urls, "http://127.0.0.1:"+strconv.Itoa(r.pprofPort))
+			for i, a := range r.adapters {
+				names, clients, urls = append(names, a.Name), append(clients, http.DefaultClient), append(urls, "http://"+r.pprof[i])
+			}
 		}
 		for i, name := range names {
 			path := filepath.Join(r.cfg.Profiles, fmt.Sprintf("n%d-%s-%s.pprof", r.n, ns, name))
 			profiles.Go(func() {
-				if err := cpuProfile(ctx, addrs[i], r.cfg.ProfileSeconds, path); err != nil {
+				if err := cpuProfile(ctx, clients[i], urls[i], r.cfg.ProfileSeconds, path); err != nil {
 					r.cfg.Log("N=%d: %s: %v", r.n, name, err)
 				}
 			})
@@ -882,13 +891,13 @@ func (r *run) cpu(controller *controlplane.Process) map[string]float64 {
 }
 
 // cpuProfile writes the CPU profile of the next seconds of the process
-// serving net/http/pprof at addr to path.
-func cpuProfile(ctx context.Context, addr string, seconds int, path string) error {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, fmt.Sprintf("http://%s/debug/pprof/profile?seconds=%d", addr, seconds), nil)
+// serving net/http/pprof at base (its scheme, host and port) to path.
+func cpuProfile(ctx context.Context, client *http.Client, base string, seconds int, path string) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, fmt.Sprintf("%s/debug/pprof/profile?seconds=%d", base, seconds), nil)
 	if err != nil {
 		return err
 	}
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := client.Do(req)
 	if err != nil {
 		return fmt.Errorf("CPU profile: %w", err)
 	}

@@ -61,8 +61,11 @@ func TestSmoke(t *testing.T) {
 	if got := rep.find(Ours, 20).BurstCPU["adapters"]; got <= 0 {
 		t.Errorf("ours: the adapters used %.2f CPU s in the burst, want some", got)
 	}
+	if _, err := os.Stat(filepath.Join(profiles, "n20-burst-sample-controller-raised-kube-apiserver.pprof")); err != nil {
+		t.Errorf("no CPU profile of the API server in the raised classic's burst: %v", err)
+	}
 	for _, ns := range []string{"burst-ours", "burst-ours-ack-queued"} {
-		for _, p := range []string{"reconciler", "adapter-foo-operator-foos", "adapter-foo-operator-foo-deployments"} {
+		for _, p := range []string{"kube-apiserver", "reconciler", "adapter-foo-operator-foos", "adapter-foo-operator-foo-deployments"} {
 			path := filepath.Join(profiles, "n20-"+ns+"-"+p+".pprof")
 			if fi, err := os.Stat(path); err != nil || fi.Size() == 0 {
 				t.Errorf("no CPU profile of %s in %s: %v", p, ns, err)

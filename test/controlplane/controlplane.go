@@ -68,6 +68,8 @@ type Options struct {
 	// StopTimeout is how long Stop waits after SIGTERM before SIGKILL, for
 	// each process. Zero means DefaultStopTimeout.
 	StopTimeout time.Duration
+	// Profiling serves the API server's /debug/pprof (to the admin).
+	Profiling bool
 }
 
 // ControlPlane is a running etcd, kube-apiserver and, optionally,
@@ -306,7 +308,7 @@ func (c *ControlPlane) startAPIServer(ctx context.Context, bin string, port int)
 		// Nothing creates default ServiceAccounts (no token controller), and
 		// nothing runs pods that would need their tokens mounted.
 		"--disable-admission-plugins=ServiceAccount",
-		"--profiling=false",
+		"--profiling=" + strconv.FormatBool(c.opts.Profiling),
 	}, audit...)
 	if err := c.runAPIServer(ctx, bin); err != nil {
 		return err
