@@ -44,7 +44,7 @@ func main() {
 	qps := flag.Int("raised-qps", 200, "The raised classic's client QPS (burst twice it).")
 	idle := flag.Duration("idle", 30*time.Second, "Idle CPU window.")
 	out := flag.String("out", "", "Results folder (default bench/results/<UTC time>).")
-	profile := flag.Int("profile-seconds", 5, "Take CPU profiles over the first seconds of each burst (the API server's; our reconciler's and the adapters'), into the results folder with their top functions (0: none).")
+	profile := flag.Int("profile-seconds", 10, "Take CPU profiles over the first seconds of each burst (the API server's; our reconciler's and the adapters'), into the results folder with their top functions; the harness waits for them (0: none).")
 	flag.Parse()
 
 	var cfg bench.Config

@@ -84,6 +84,9 @@ const (
 	defaultBurst = 400
 )
 
+// correlatorKeys bounds what the event recorder remembers (see eventRecorder).
+const correlatorKeys = 256
+
 // env holds the settings that the environment gives (a Knative Service's
 // env and PORT); flags override them.
 type env struct {
@@ -247,9 +250,13 @@ func setAck(opts *receiver.Options, ack string) error {
 
 // eventRecorder returns a recorder writing Kubernetes events through the
 // API server, as op's component. It is never stopped: it records the events
-// of the drain's reconciles too.
+// of the drain's reconciles too. Its correlator (which folds repeats of an
+// event into a count) remembers the last correlatorKeys events, not
+// client-go's 4096: after a burst of 1000 Foos, its three caches held 2 MB
+// of a 7 MB live heap, and a process that scales to zero after 30 idle
+// seconds forgets them all anyway.
 func eventRecorder(events typedcorev1.EventsGetter, op Operator) record.EventRecorder {
-	b := record.NewBroadcaster()
+	b := record.NewBroadcaster(record.WithCorrelatorOptions(record.CorrelatorOptions{LRUCacheSize: correlatorKeys}))
 	b.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: events.Events("")})
 	return b.NewRecorder(op.Scheme, corev1.EventSource{Component: op.Name})
 }

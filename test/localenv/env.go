@@ -48,6 +48,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"knative.dev/pkg/ptr"
+	"sigs.k8s.io/yaml"
 
 	samplesv1alpha1 "github.com/frugal-operator/foo-operator/pkg/apis/samplecontroller/v1alpha1"
 	"github.com/frugal-operator/foo-operator/pkg/client/clientset/versioned"
@@ -212,18 +213,54 @@ func BuildReconciler(ctx context.Context, dir string) (string, error) {
 	return bin, Build(ctx, root, "./cmd/foo-reconciler", bin)
 }
 
-// Build builds the package pkg of the source tree at root into bin as
-// .ko.yaml has ko build the reconciler: static, -trimpath, without symbol
-// tables. That is the binary that ships, so it is the one tests and
-// benchmarks run (most of its resident memory is the binary's pages).
+// Build builds the package pkg of the source tree at root into bin with the
+// environment and flags its .ko.yaml gives ko for the reconciler (static,
+// -trimpath, without symbol tables, the grpcnotrace tag). That is the binary
+// that ships, so it is the one tests and benchmarks run (most of its
+// resident memory is the binary's pages).
 func Build(ctx context.Context, root, pkg, bin string) error {
-	build := exec.CommandContext(ctx, "go", "build", "-trimpath", "-ldflags=-s -w", "-o", bin, pkg)
+	env, args, err := koBuild(root)
+	if err != nil {
+		return err
+	}
+	build := exec.CommandContext(ctx, "go", slices.Concat([]string{"build"}, args, []string{"-o", bin, pkg})...)
 	build.Dir = root
-	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	build.Env = append(os.Environ(), env...)
 	if out, err := build.CombinedOutput(); err != nil {
 		return fmt.Errorf("failed to build %s: %w\n%s", pkg, err, out)
 	}
 	return nil
+}
+
+// koBuild returns the environment and the go build flags that root's
+// .ko.yaml gives its build of ./cmd/foo-reconciler.
+func koBuild(root string) (env, args []string, _ error) {
+	b, err := os.ReadFile(filepath.Join(root, ".ko.yaml"))
+	if err != nil {
+		return nil, nil, err
+	}
+	var ko struct {
+		Builds []struct {
+			Main    string   `json:"main"`
+			Env     []string `json:"env"`
+			Flags   []string `json:"flags"`
+			Ldflags []string `json:"ldflags"`
+		} `json:"builds"`
+	}
+	if err := yaml.Unmarshal(b, &ko); err != nil {
+		return nil, nil, fmt.Errorf("%s/.ko.yaml: %w", root, err)
+	}
+	for _, b := range ko.Builds {
+		if b.Main != "./cmd/foo-reconciler" {
+			continue
+		}
+		args = slices.Clone(b.Flags)
+		if len(b.Ldflags) > 0 {
+			args = append(args, "-ldflags="+strings.Join(b.Ldflags, " "))
+		}
+		return b.Env, args, nil
+	}
+	return nil, nil, fmt.Errorf("%s/.ko.yaml has no build of ./cmd/foo-reconciler", root)
 }
 
 // Kubectl runs kubectl as the admin, writing its output to out (discarded if nil).

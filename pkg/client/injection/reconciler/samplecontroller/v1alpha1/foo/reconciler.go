@@ -27,7 +27,6 @@ import (
 	versioned "github.com/frugal-operator/foo-operator/pkg/client/clientset/versioned"
 	samplecontrollerv1alpha1 "github.com/frugal-operator/foo-operator/pkg/client/listers/samplecontroller/v1alpha1"
 	zap "go.uber.org/zap"
-	zapcore "go.uber.org/zap/zapcore"
 	v1 "k8s.io/api/core/v1"
 	equality "k8s.io/apimachinery/pkg/api/equality"
 	errors "k8s.io/apimachinery/pkg/api/errors"
@@ -38,7 +37,6 @@ import (
 	scheme "k8s.io/client-go/kubernetes/scheme"
 	record "k8s.io/client-go/tools/record"
 	controller "knative.dev/pkg/controller"
-	kmp "knative.dev/pkg/kmp"
 	logging "knative.dev/pkg/logging"
 	reconciler "knative.dev/pkg/reconciler"
 )
@@ -346,12 +344,6 @@ func (r *reconcilerImpl) updateStatus(ctx context.Context, logger *zap.SugaredLo
 		// If there's nothing to update, just return.
 		if equality.Semantic.DeepEqual(existing.Status, desired.Status) {
 			return nil
-		}
-
-		if logger.Desugar().Core().Enabled(zapcore.DebugLevel) {
-			if diff, err := kmp.SafeDiff(existing.Status, desired.Status); err == nil && diff != "" {
-				logger.Debug("Updating status with: ", diff)
-			}
 		}
 
 		existing.Status = desired.Status
