@@ -18,6 +18,7 @@ package foo
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -59,9 +60,12 @@ func (r *Reconciler) ReconcileKind(ctx context.Context, foo *samplesv1alpha1.Foo
 	var event pkgreconciler.Event
 	d, created, err := r.getOrCreate(ctx, foo, desired)
 	switch {
-	case apierrs.HasStatusCause(err, corev1.NamespaceTerminatingCause):
+	case apierrs.HasStatusCause(err, corev1.NamespaceTerminatingCause), namespaceGone(err):
 		// The Foo goes with its namespace: nothing to make, nothing to retry.
-		logging.FromContext(ctx).Debugw("Namespace is being deleted", "deployment", desired.Name)
+		// (A Foo whose namespace is already gone is left behind by a
+		// namespace deletion that raced an API server restart; retrying
+		// would keep every resync failing.)
+		logging.FromContext(ctx).Debugw("Namespace is being deleted or gone", "deployment", desired.Name)
 		return nil
 	case err != nil:
 		return err
@@ -120,6 +124,17 @@ func (r *Reconciler) getOrCreate(ctx context.Context, foo *samplesv1alpha1.Foo, 
 		return nil, false, fmt.Errorf("failed to create deployment %q: %w", desired.Name, err)
 	}
 	return d, true, nil
+}
+
+// namespaceGone tells whether err says that the namespace of an object
+// being created does not exist.
+func namespaceGone(err error) bool {
+	var status apierrs.APIStatus
+	if !apierrs.IsNotFound(err) || !errors.As(err, &status) {
+		return false
+	}
+	d := status.Status().Details
+	return d != nil && d.Kind == "namespaces"
 }
 
 // wrote records a Deployment the reconciler wrote, so that its event is

@@ -161,6 +161,23 @@ func TestReconcile(t *testing.T) {
 			Object: NewFoo(fooName, ns, base(WithInitFooConditions, withNewGenerationUnknown, WithObservedGeneration)),
 		}},
 	}, {
+		// Seen after an API server restart: the namespace controller, its
+		// discovery not yet showing Foos, finalized the namespace and left
+		// them behind. A create there can never succeed.
+		Name:    "namespace gone, the Foo left behind: nothing to do, no retry",
+		Key:     key,
+		Objects: []runtime.Object{NewFoo(fooName, ns, base())},
+		WithReactors: []clientgotesting.ReactionFunc{func(a clientgotesting.Action) (bool, runtime.Object, error) {
+			if !a.Matches("create", "deployments") {
+				return false, nil, nil
+			}
+			return true, nil, apierrs.NewNotFound(corev1.Resource("namespaces"), ns)
+		}},
+		WantCreates: []runtime.Object{owned},
+		WantStatusUpdates: []clientgotesting.UpdateActionImpl{{
+			Object: NewFoo(fooName, ns, base(WithInitFooConditions, withNewGenerationUnknown, WithObservedGeneration)),
+		}},
+	}, {
 		Name:         "deployment read fails",
 		Key:          key,
 		Objects:      []runtime.Object{NewFoo(fooName, ns, base(WithGeneration(2), withObserved(1)))},
