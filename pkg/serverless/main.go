@@ -109,7 +109,6 @@ func Main(op Operator) {
 		log.Fatal(err)
 	}
 	set := registerFlags(flag.CommandLine, e, op.Name)
-	opts, oidc := set.opts, set.oidc
 	// Parses the flags, with --kubeconfig (else in-cluster) and --kube-api-qps/--kube-api-burst.
 	cfg := injection.ParseAndGetRESTConfigOrDie()
 	if cfg.QPS == 0 {
@@ -119,12 +118,11 @@ func Main(op Operator) {
 		cfg.Burst = defaultBurst
 	}
 	cfg.UserAgent = op.Name
-	if set.host != "" {
-		opts.Address = net.JoinHostPort(set.host, strconv.Itoa(opts.Port))
-	}
-	if err := setAck(opts, set.ack); err != nil {
+	opts, err := set.options()
+	if err != nil {
 		log.Fatal(err)
 	}
+	oidc := set.oidc
 	var level zapcore.Level
 	if err := level.UnmarshalText([]byte(set.logLevel)); err != nil {
 		log.Fatalf("bad --log-level %q: %v", set.logLevel, err)
@@ -231,6 +229,15 @@ func registerFlags(fs *flag.FlagSet, e env, name string) *settings {
 	fs.BoolVar(&opts.ColdStartResync, "cold-start-resync", e.ColdStartResync,
 		"Reconcile the owners that need work when the process starts (env COLD_START_RESYNC).")
 	return set
+}
+
+// options returns the receiver's options once the flags are parsed: the
+// acknowledgement mode set, and the address to listen on.
+func (s *settings) options() (*receiver.Options, error) {
+	if s.host != "" {
+		s.opts.Address = net.JoinHostPort(s.host, strconv.Itoa(s.opts.Port))
+	}
+	return s.opts, setAck(s.opts, s.ack)
 }
 
 // setAck sets opts' acknowledgement mode.

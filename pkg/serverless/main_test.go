@@ -50,6 +50,10 @@ func TestSettings(t *testing.T) {
 		args: []string{"--port=9100", "--cold-start-resync", "--workers=8", "--max-failures=2"},
 		want: receiver.Options{Name: "op", Port: 9100, AckDeadline: 30 * time.Second, ColdStartResync: true, Workers: 8, MaxFailures: 2},
 	}, {
+		name: "one interface",
+		args: []string{"--host=127.0.0.1", "--port=9100"},
+		want: receiver.Options{Name: "op", Address: "127.0.0.1:9100", Port: 9100, AckDeadline: 30 * time.Second, ColdStartResync: true},
+	}, {
 		name:     "OIDC from the environment",
 		env:      map[string]string{"OIDC_AUDIENCE": "aud", "OIDC_SUBJECTS": "system:serviceaccount:a:b,system:serviceaccount:a:c"},
 		want:     receiver.Options{Name: "op", Port: 8080, AckDeadline: 30 * time.Second, ColdStartResync: true},
@@ -84,13 +88,12 @@ func TestSettings(t *testing.T) {
 			if err := fs.Parse(tc.args); err != nil {
 				t.Fatal("Parse() =", err)
 			}
-			opts := set.opts
 			if diff := cmp.Diff(tc.wantOIDC, *set.oidc); diff != "" {
 				t.Error("OIDC (-want, +got):", diff)
 			}
-			err := setAck(opts, set.ack)
+			opts, err := set.options()
 			if (err != nil) != tc.wantErr {
-				t.Fatalf("setAck() = %v, want an error: %v", err, tc.wantErr)
+				t.Fatalf("options() = %v, want an error: %v", err, tc.wantErr)
 			}
 			if err != nil {
 				return
