@@ -244,8 +244,13 @@ func runN(ctx context.Context, cfg Config, n int) ([]Result, error) {
 		return nil, err
 	}
 	defer r.metrics.Close()
-	// And its pprof, on PROFILING_PORT (see startOurs).
-	o11y := fmt.Sprintf(`{"data":{"metrics-protocol":"http/protobuf","metrics-endpoint":%q,"metrics-export-interval":"1h","runtime-profiling":"enabled"}}`, r.metrics.URL)
+	// And, when profiles are asked for, its pprof on PROFILING_PORT (see
+	// startOurs); otherwise its start does not pay for that listener.
+	profiling := "disabled"
+	if cfg.Profiles != "" {
+		profiling = "enabled"
+	}
+	o11y := fmt.Sprintf(`{"data":{"metrics-protocol":"http/protobuf","metrics-endpoint":%q,"metrics-export-interval":"1h","runtime-profiling":%q}}`, r.metrics.URL, profiling)
 	if _, err := r.kube.CoreV1().ConfigMaps(localenv.Namespace).Patch(ctx, "config-observability", types.MergePatchType,
 		[]byte(o11y), metav1.PatchOptions{}); err != nil {
 		return nil, err
@@ -775,18 +780,22 @@ func (r *run) burst(ctx context.Context, res *Result, p *controlplane.Process, c
 		if err != nil {
 			return err
 		}
-		names, clients, urls := []string{"kube-apiserver"}, []*http.Client{apiserver}, []string{r.cp.URL}
+		type target struct {
+			name, base string
+			client     *http.Client
+		}
+		targets := []target{{"kube-apiserver", r.cp.URL, apiserver}}
 		if !classic {
-			names, clients, urls = append(names, "reconciler"), append(clients, http.DefaultClient), append(urls, "http://127.0.0.1:"+strconv.Itoa(r.pprofPort))
+			targets = append(targets, target{"reconciler", "http://127.0.0.1:" + strconv.Itoa(r.pprofPort), http.DefaultClient})
 			for i, a := range r.adapters {
-				names, clients, urls = append(names, a.Name), append(clients, http.DefaultClient), append(urls, "http://"+r.pprof[i])
+				targets = append(targets, target{a.Name, "http://" + r.pprof[i], http.DefaultClient})
 			}
 		}
-		for i, name := range names {
-			path := filepath.Join(r.cfg.Profiles, fmt.Sprintf("n%d-%s-%s.pprof", r.n, ns, name))
+		for _, t := range targets {
+			path := filepath.Join(r.cfg.Profiles, fmt.Sprintf("n%d-%s-%s.pprof", r.n, ns, t.name))
 			profiles.Go(func() {
-				if err := cpuProfile(ctx, clients[i], urls[i], r.cfg.ProfileSeconds, path); err != nil {
-					r.cfg.Log("N=%d: %s: %v", r.n, name, err)
+				if err := cpuProfile(ctx, t.client, t.base, r.cfg.ProfileSeconds, path); err != nil {
+					r.cfg.Log("N=%d: %s: %v", r.n, t.name, err)
 				}
 			})
 		}
