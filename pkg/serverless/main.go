@@ -42,6 +42,7 @@ import (
 	"knative.dev/pkg/signals"
 
 	"github.com/frugal-operator/foo-operator/pkg/serverless/auth"
+	"github.com/frugal-operator/foo-operator/pkg/serverless/handoff"
 	"github.com/frugal-operator/foo-operator/pkg/serverless/ownwrites"
 	"github.com/frugal-operator/foo-operator/pkg/serverless/receiver"
 )
@@ -58,8 +59,10 @@ type Operator struct {
 	Scheme *runtime.Scheme
 	// New returns the operator's parts. ctx holds the logger, the injection
 	// clients and the event recorder (controller.GetEventRecorder), and is
-	// not cancelled on SIGTERM: the parts serve the drain. The reconciler
-	// records its writes of owned objects in writes.
+	// not cancelled on SIGTERM: the parts serve the drain. It also holds
+	// the handoff.Store of the objects that events hand to the reconcile
+	// (handoff.Get), for the reconciled kind's uncached.Lister (TakingFrom).
+	// The reconciler records its writes of owned objects in writes.
 	New func(ctx context.Context, writes *ownwrites.Record) Parts
 }
 
@@ -171,9 +174,14 @@ func Main(op Operator) {
 	partsCtx := context.WithoutCancel(ctx)
 	partsCtx = controller.WithEventRecorder(partsCtx, eventRecorder(kubeclient.Get(ctx).CoreV1(), op))
 
+	// What the events of an authenticated in-order sender hand off (none
+	// without sender authentication), for the listers of op's reconciler.
+	handoffs := handoff.New(handoff.DefaultMaxBytes)
+	partsCtx = handoff.WithStore(partsCtx, handoffs)
+
 	writes := ownwrites.New(ownwrites.DefaultMax)
 	parts := op.New(partsCtx, writes)
-	decoder := &receiver.Decoder{Owner: op.Owner, Owned: parts.Owned, OwnWrites: writes, SkipNoOp: true}
+	decoder := &receiver.Decoder{Owner: op.Owner, Owned: parts.Owned, OwnWrites: writes, SkipNoOp: true, Handoff: handoffs}
 	srv := receiver.New(partsCtx, parts.Reconciler, decoder, parts.Resync, *opts)
 	err = srv.Run(ctx, nil)
 	// The last metrics are exported before the process goes.

@@ -38,35 +38,39 @@ import (
 	"github.com/frugal-operator/foo-operator/test/localenv"
 )
 
-// 13. With OIDC on, only the sources wake the reconciler: a real adapter
-// sending real tokens of its OIDC identity is admitted; no token, an
-// expired one, one for another audience (401) and one of another subject
-// (403) are refused, and none of them is reconciled.
-func TestOnlyTheSourcesMaySend(t *testing.T) {
-	ctx := context.Background()
-	const audience = "foo-reconciler.foo-operator"
-	// Eventing's name for the OIDC identity of ApiServerSource "foos"
-	// (auth.GetOIDCServiceAccountNameForResource).
-	const identity = "foos-oidc-sources.knative.dev-apiserversource"
-	subject := "system:serviceaccount:" + localenv.Namespace + ":" + identity
-	kube := env.Kube
+// What Knative Eventing sets up for the direct wiring with authentication-oidc
+// on: the sink's audience, and the OIDC identity of ApiServerSource "foos"
+// (auth.GetOIDCServiceAccountNameForResource).
+const (
+	oidcAudience = "foo-reconciler.foo-operator"
+	foosIdentity = "foos-oidc-sources.knative.dev-apiserversource"
+	foosSubject  = "system:serviceaccount:" + localenv.Namespace + ":" + foosIdentity
+)
 
-	// What Knative Eventing's controller makes for a source when
-	// authentication-oidc is on: the OIDC identity, and the adapter's right
-	// to ask for its tokens.
+// withSenderAuthentication restarts the reconciler admitting only the
+// tokens of foosIdentity for oidcAudience (until the test ends), and starts
+// an adapter of the Foos of ns that sends them, as eventing's controller
+// sets a source up when authentication-oidc is on. The other adapters send
+// no token: their events are refused. It returns once the adapter's watch
+// runs (it sends nothing for what happened before): a change of Foo name
+// (created here) was reconciled through it. It returns that Foo.
+func withSenderAuthentication(t *testing.T, ns, name string) *samplesv1alpha1.Foo {
+	t.Helper()
+	ctx := context.Background()
+	kube := env.Kube
 	create := func(obj interface{ GetName() string }, do func() error) {
 		t.Helper()
 		if err := do(); err != nil && !apierrs.IsAlreadyExists(err) {
 			t.Fatalf("creating %s: %v", obj.GetName(), err)
 		}
 	}
-	sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: identity, Namespace: localenv.Namespace}}
+	sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: foosIdentity, Namespace: localenv.Namespace}}
 	create(sa, func() error {
 		_, err := kube.CoreV1().ServiceAccounts(sa.Namespace).Create(ctx, sa, metav1.CreateOptions{})
 		return err
 	})
 	role := &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Name: "foos-create-oidc-token", Namespace: localenv.Namespace},
-		Rules: []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"serviceaccounts/token"}, ResourceNames: []string{identity}, Verbs: []string{"create"}}}}
+		Rules: []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"serviceaccounts/token"}, ResourceNames: []string{foosIdentity}, Verbs: []string{"create"}}}}
 	create(role, func() error {
 		_, err := kube.RbacV1().Roles(role.Namespace).Create(ctx, role, metav1.CreateOptions{})
 		return err
@@ -87,41 +91,63 @@ func TestOnlyTheSourcesMaySend(t *testing.T) {
 			t.Error(err)
 		}
 	})
-	if err := env.StartReconciler(ctx, "--oidc-audience="+audience, "--oidc-subjects="+subject); err != nil {
+	if err := env.StartReconciler(ctx, "--oidc-audience="+oidcAudience, "--oidc-subjects="+foosSubject); err != nil {
 		t.Fatal(err)
 	}
 
-	ns := namespace(t)
 	fooGVR := schema.GroupVersionResource{Group: "samplecontroller.knative.io", Version: "v1alpha1", Resource: "foos"}
 	adapter, err := env.CP.StartAdapter("foos-oidc", localenv.Namespace, env.ReconcilerURL,
 		controlplane.AdapterConfig{Namespaces: []string{ns}, Mode: "Resource", Resources: []controlplane.AdapterResource{{GVR: fooGVR}}},
-		env.SourcesKubeconfig, "K_AUDIENCE="+audience, "K_OIDC_SERVICE_ACCOUNT="+identity)
+		env.SourcesKubeconfig, "K_AUDIENCE="+oidcAudience, "K_OIDC_SERVICE_ACCOUNT="+foosIdentity)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = adapter.Stop() })
 
-	// Admitted: the adapter's events, with its tokens, converge a Foo. (The
-	// other adapters send none: their events are refused.) An adapter sends
-	// nothing for what happened before its watch ran: the Foo's replicas are
-	// changed until a change is reconciled.
-	victim := createFoo(t, newFoo(ns, "victim", "victim", 1))
+	// The Foo's replicas are changed until a change is reconciled.
+	probe := createFoo(t, newFoo(ns, name, name, 1))
 	foos := env.Foos.SamplecontrollerV1alpha1().Foos(ns)
 	err = wait.PollUntilContextTimeout(ctx, time.Second, 2*time.Minute, false, func(ctx context.Context) (bool, error) {
-		if ok, _ := convergedFooNow(ctx, ns, "victim"); ok && *victim.Spec.Replicas > 1 {
+		if ok, _ := convergedFooNow(ctx, ns, name); ok && *probe.Spec.Replicas > 1 {
 			return true, nil
 		}
-		victim.Spec.Replicas = ptr.Int32(*victim.Spec.Replicas%5 + 1)
-		patch := fmt.Sprintf(`{"spec":{"replicas":%d}}`, *victim.Spec.Replicas)
-		_, err := foos.Patch(ctx, "victim", types.MergePatchType, []byte(patch), metav1.PatchOptions{})
+		probe.Spec.Replicas = ptr.Int32(*probe.Spec.Replicas%5 + 1)
+		patch := fmt.Sprintf(`{"spec":{"replicas":%d}}`, *probe.Spec.Replicas)
+		_, err := foos.Patch(ctx, name, types.MergePatchType, []byte(patch), metav1.PatchOptions{})
 		return false, err
 	})
 	if err != nil {
 		t.Fatalf("no Foo change converged through the adapter's tokens: %v", err)
 	}
-	if victim, err = foos.Get(ctx, "victim", metav1.GetOptions{}); err != nil {
+	if probe, err = foos.Get(ctx, name, metav1.GetOptions{}); err != nil {
 		t.Fatal(err)
 	}
+	return probe
+}
+
+// tokenFor returns a token of service account sa (of the operator's
+// namespace) for audience aud.
+func tokenFor(t *testing.T, sa, aud string) string {
+	t.Helper()
+	tr, err := env.Kube.CoreV1().ServiceAccounts(localenv.Namespace).CreateToken(context.Background(), sa,
+		&authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{Audiences: []string{aud}}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tr.Status.Token
+}
+
+// 13. With OIDC on, only the sources wake the reconciler: a real adapter
+// sending real tokens of its OIDC identity is admitted; no token, an
+// expired one, one for another audience (401) and one of another subject
+// (403) are refused, and none of them is reconciled.
+func TestOnlyTheSourcesMaySend(t *testing.T) {
+	ctx := context.Background()
+	const audience, identity, subject = oidcAudience, foosIdentity, foosSubject
+	kube := env.Kube
+	ns := namespace(t)
+	// Admitted: the adapter's events, with its tokens, converge a Foo.
+	victim := withSenderAuthentication(t, ns, "victim")
 
 	// Its Deployment deleted by hand: the Deployments' adapter sends no
 	// token, so nothing wakes the reconciler but what this test sends.
@@ -130,15 +156,6 @@ func TestOnlyTheSourcesMaySend(t *testing.T) {
 		t.Fatal(err)
 	}
 	victim.APIVersion, victim.Kind = samplesv1alpha1.SchemeGroupVersion.String(), "Foo"
-	tokenFor := func(sa, aud string) string {
-		t.Helper()
-		tr, err := kube.CoreV1().ServiceAccounts(localenv.Namespace).CreateToken(ctx, sa,
-			&authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{Audiences: []string{aud}}}, metav1.CreateOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return tr.Status.Token
-	}
 	expired, err := env.CP.SignToken(map[string]any{"iss": env.CP.URL, "sub": subject, "aud": []string{audience},
 		"iat": time.Now().Add(-2 * time.Hour).Unix(), "exp": time.Now().Add(-time.Hour).Unix()})
 	if err != nil {
@@ -150,8 +167,8 @@ func TestOnlyTheSourcesMaySend(t *testing.T) {
 	}{
 		{"no token", "", http.StatusUnauthorized},
 		{"expired", expired, http.StatusUnauthorized},
-		{"for another audience", tokenFor(identity, "someone-else"), http.StatusUnauthorized},
-		{"of another subject", tokenFor("foo-reconciler", audience), http.StatusForbidden},
+		{"for another audience", tokenFor(t, identity, "someone-else"), http.StatusUnauthorized},
+		{"of another subject", tokenFor(t, "foo-reconciler", audience), http.StatusForbidden},
 	} {
 		code, body, err := env.SendObjectWithToken(ctx, tc.token, "add", victim, "foos")
 		if err != nil || code != tc.want {
@@ -162,7 +179,7 @@ func TestOnlyTheSourcesMaySend(t *testing.T) {
 		t.Fatalf("the Deployment came back (%v): a refused event was reconciled", err)
 	}
 	// A valid token: answered once reconciled.
-	if code, body, err := env.SendObjectWithToken(ctx, tokenFor(identity, audience), "add", victim, "foos"); err != nil || code != http.StatusOK {
+	if code, body, err := env.SendObjectWithToken(ctx, tokenFor(t, identity, audience), "add", victim, "foos"); err != nil || code != http.StatusOK {
 		t.Fatalf("valid token: answered %d %q, %v; want 200", code, body, err)
 	}
 	if _, err := deps.Get(ctx, "victim", metav1.GetOptions{}); err != nil {

@@ -29,6 +29,7 @@ import (
 	fooreconciler "github.com/frugal-operator/foo-operator/pkg/client/injection/reconciler/samplecontroller/v1alpha1/foo"
 	foolisters "github.com/frugal-operator/foo-operator/pkg/client/listers/samplecontroller/v1alpha1"
 	"github.com/frugal-operator/foo-operator/pkg/serverless"
+	"github.com/frugal-operator/foo-operator/pkg/serverless/handoff"
 	"github.com/frugal-operator/foo-operator/pkg/serverless/ownwrites"
 	"github.com/frugal-operator/foo-operator/pkg/serverless/receiver"
 	"github.com/frugal-operator/foo-operator/pkg/serverless/uncached"
@@ -56,8 +57,9 @@ func New(ctx context.Context, writes *ownwrites.Record) serverless.Parts {
 // NewReconciler returns the generated Foo reconciler around a Reconciler,
 // reading Foos and Deployments straight from the API server: it needs the
 // injection clients and an event recorder in ctx, and no informer. What an
-// event carries is never read in their place (see the README's trust
-// model): every reconcile starts from the API server's current state.
+// event carries is read in their place only when ctx holds a handoff.Store
+// (see the README's trust model): the add of a Foo never reconciled, from a
+// sender authenticated as one that delivers in order.
 //
 // The Deployments it writes are recorded in writes (nil: nowhere), so that
 // the events reporting them can be recognised.
@@ -65,12 +67,13 @@ func NewReconciler(ctx context.Context, writes *ownwrites.Record) controller.Rec
 	fc := fooclient.Get(ctx).SamplecontrollerV1alpha1()
 	foos := fooLister{uncached.New(ctx, func(ns string) uncached.Client[*samplesv1alpha1.Foo, *samplesv1alpha1.FooList] {
 		return fc.Foos(ns)
-	})}
-	r := &Reconciler{kubeclient: kubeclient.Get(ctx), writes: writes}
+	}).TakingFrom(handoff.Get(ctx))}
+	r := &Reconciler{kubeclient: kubeclient.Get(ctx), fooclient: fooclient.Get(ctx), writes: writes}
 	return fooreconciler.NewReconciler(ctx, logging.FromContext(ctx), fooclient.Get(ctx), foos, controller.GetEventRecorder(ctx), r)
 }
 
-// fooLister is the generated FooLister, answered by the API server.
+// fooLister is the generated FooLister, answered by the API server (or by
+// what was handed off).
 type fooLister struct {
 	uncached.Lister[*samplesv1alpha1.Foo, *samplesv1alpha1.FooList]
 }

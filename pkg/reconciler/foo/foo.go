@@ -33,6 +33,7 @@ import (
 	pkgreconciler "knative.dev/pkg/reconciler"
 
 	samplesv1alpha1 "github.com/frugal-operator/foo-operator/pkg/apis/samplecontroller/v1alpha1"
+	"github.com/frugal-operator/foo-operator/pkg/client/clientset/versioned"
 	fooreconciler "github.com/frugal-operator/foo-operator/pkg/client/injection/reconciler/samplecontroller/v1alpha1/foo"
 	"github.com/frugal-operator/foo-operator/pkg/reconciler/foo/resources"
 	"github.com/frugal-operator/foo-operator/pkg/serverless/ownwrites"
@@ -41,6 +42,7 @@ import (
 // Reconciler keeps a Foo's Deployment in line with the Foo.
 type Reconciler struct {
 	kubeclient kubernetes.Interface
+	fooclient  versioned.Interface
 	// writes records the Deployments written (nil: none).
 	writes *ownwrites.Record
 }
@@ -95,6 +97,12 @@ func (r *Reconciler) ReconcileKind(ctx context.Context, foo *samplesv1alpha1.Foo
 // none (created). A Foo never reconciled before almost never has one: its
 // Deployment is created without reading first, and read only if the name is
 // taken (AlreadyExists). Errors name the request that failed.
+//
+// Such a Foo may be the one its add event carried (package handoff), not
+// one read: as an informer's cache would, it may lag behind the API server.
+// Creating from it cannot overwrite anything, and the status write that
+// follows is refused if the Foo changed; but what exists is converged only
+// on the Foo as the API server has it now (see current).
 func (r *Reconciler) getOrCreate(ctx context.Context, foo *samplesv1alpha1.Foo, desired *appsv1.Deployment) (*appsv1.Deployment, bool, error) {
 	deployments := r.kubeclient.AppsV1().Deployments(foo.Namespace)
 	if foo.Status.ObservedGeneration != 0 {
@@ -114,6 +122,9 @@ func (r *Reconciler) getOrCreate(ctx context.Context, foo *samplesv1alpha1.Foo, 
 		created("")
 	}
 	if apierrs.IsAlreadyExists(err) {
+		if err := r.current(ctx, foo); err != nil {
+			return nil, false, err
+		}
 		d, err = deployments.Get(ctx, desired.Name, metav1.GetOptions{})
 		if err != nil {
 			return nil, false, fmt.Errorf("failed to get deployment %q: %w", desired.Name, err)
@@ -124,6 +135,23 @@ func (r *Reconciler) getOrCreate(ctx context.Context, foo *samplesv1alpha1.Foo, 
 		return nil, false, fmt.Errorf("failed to create deployment %q: %w", desired.Name, err)
 	}
 	return d, true, nil
+}
+
+// current reads foo and returns a Conflict if the API server's is another
+// version: the reconcile is then done again, from a read (a Conflict writes
+// no Warning event).
+func (r *Reconciler) current(ctx context.Context, foo *samplesv1alpha1.Foo) error {
+	now, err := r.fooclient.SamplecontrollerV1alpha1().Foos(foo.Namespace).Get(ctx, foo.Name, metav1.GetOptions{})
+	switch {
+	case apierrs.IsNotFound(err):
+		return apierrs.NewConflict(samplesv1alpha1.Resource("foos"), foo.Name, errors.New("it was deleted"))
+	case err != nil:
+		return fmt.Errorf("failed to get foo %q: %w", foo.Name, err)
+	case now.ResourceVersion != foo.ResourceVersion:
+		return apierrs.NewConflict(samplesv1alpha1.Resource("foos"), foo.Name,
+			fmt.Errorf("resourceVersion %s was reconciled, %s is current", foo.ResourceVersion, now.ResourceVersion))
+	}
+	return nil
 }
 
 // namespaceGone tells whether err says that the namespace of an object

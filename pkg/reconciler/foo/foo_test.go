@@ -18,6 +18,7 @@ package foo
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"testing"
@@ -27,6 +28,7 @@ import (
 	apierrs "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	clientgotesting "k8s.io/client-go/testing"
 	fakekubeclient "knative.dev/pkg/client/injection/kube/client/fake"
 	"knative.dev/pkg/controller"
@@ -37,6 +39,7 @@ import (
 	samplesv1alpha1 "github.com/frugal-operator/foo-operator/pkg/apis/samplecontroller/v1alpha1"
 	"github.com/frugal-operator/foo-operator/pkg/reconciler/foo/resources"
 	. "github.com/frugal-operator/foo-operator/pkg/reconciler/testing" //nolint:revive,staticcheck // object builders
+	"github.com/frugal-operator/foo-operator/pkg/serverless/handoff"
 	"github.com/frugal-operator/foo-operator/pkg/serverless/ownwrites"
 )
 
@@ -109,6 +112,59 @@ func TestReconcile(t *testing.T) {
 			Object: readyFoo,
 		}},
 		WantEvents: []string{Eventf(corev1.EventTypeNormal, "DeploymentUpdated", "Updated deployment %q", depName)},
+	}, {
+		Name:         "new Foo handed off by its add event: no reads at all",
+		Key:          key,
+		Ctx:          handedOff(NewFoo(fooName, ns, base())),
+		Objects:      []runtime.Object{NewFoo(fooName, ns, base())},
+		WithReactors: []clientgotesting.ReactionFunc{InduceFailure("get", "foos"), InduceFailure("get", "deployments")},
+		WantCreates:  []runtime.Object{owned},
+		WantStatusUpdates: []clientgotesting.UpdateActionImpl{{
+			Object: NewFoo(fooName, ns, base(WithInitFooConditions, WithStatusOf(owned), WithObservedGeneration)),
+		}},
+		WantEvents: []string{Eventf(corev1.EventTypeNormal, "DeploymentCreated", "Created deployment %q", depName)},
+	}, {
+		// The Foo its event carried is current: what exists is converged on it.
+		Name:        "handed-off Foo whose Deployment exists: AlreadyExists, the Foo read (unchanged), converge",
+		Key:         key,
+		Ctx:         handedOff(NewFoo(fooName, ns, base(WithResourceVersion("1")))),
+		Objects:     []runtime.Object{NewFoo(fooName, ns, base(WithResourceVersion("1"))), Deployment(available, WithDeploymentReplicas(5))},
+		WantCreates: []runtime.Object{owned},
+		WantUpdates: []clientgotesting.UpdateActionImpl{{
+			Object: available,
+		}},
+		WantStatusUpdates: []clientgotesting.UpdateActionImpl{{
+			Object: NewFoo(fooName, ns, base(WithResourceVersion("1"), WithInitFooConditions, WithStatusOf(available), WithObservedGeneration)),
+		}},
+		WantEvents: []string{Eventf(corev1.EventTypeNormal, "DeploymentUpdated", "Updated deployment %q", depName)},
+	}, {
+		// The Foo its event carried is behind: the Deployment, made from the
+		// API server's newer Foo, is never rolled back to it. The Conflict
+		// has the key reconciled again, from a read. (The status write that
+		// the generated reconciler makes of the old Foo is refused by a real
+		// API server, then made onto the current Foo with the old
+		// generation; the fake client has no resourceVersions.)
+		Name:        "handed-off Foo behind the API server's, its Deployment exists: the Foo read, Conflict, the Deployment left alone",
+		Key:         key,
+		Ctx:         handedOff(NewFoo(fooName, ns, base(WithResourceVersion("1")))),
+		Objects:     []runtime.Object{NewFoo(fooName, ns, base(WithResourceVersion("2"), WithGeneration(2), WithReplicas(5))), Deployment(available, WithDeploymentReplicas(5))},
+		WantErr:     true,
+		WantCreates: []runtime.Object{owned},
+		WantStatusUpdates: []clientgotesting.UpdateActionImpl{{
+			Object: NewFoo(fooName, ns, base(WithResourceVersion("1"), WithInitFooConditions, withNewGenerationUnknown, WithObservedGeneration)),
+		}},
+	}, {
+		Name:        "handed-off Foo deleted since, a Deployment of its name exists: Conflict, nothing else",
+		Key:         key,
+		Ctx:         handedOff(NewFoo(fooName, ns, base())),
+		Objects:     []runtime.Object{Deployment(available, WithoutOwner)},
+		WantErr:     true,
+		WantCreates: []runtime.Object{owned},
+		WantStatusUpdates: []clientgotesting.UpdateActionImpl{{
+			Object: NewFoo(fooName, ns, base(WithInitFooConditions, withNewGenerationUnknown, WithObservedGeneration)),
+		}},
+		WantEvents: []string{Eventf(corev1.EventTypeWarning, "UpdateFailed", "Failed to update status for %q: %s", fooName,
+			`foos.samplecontroller.knative.io "foo" not found`)},
 	}, {
 		Name:        "reconciled Foo whose Deployment is gone: read, then recreate",
 		Key:         key,
@@ -416,6 +472,18 @@ func TestReconcile(t *testing.T) {
 	table.Test(t, MakeFactory(func(ctx context.Context) controller.Reconciler {
 		return NewReconciler(ctx, nil)
 	}))
+}
+
+// handedOff returns a context whose handoff.Store holds foo, as the
+// receiver keeps the object of an add event it may believe.
+func handedOff(foo *samplesv1alpha1.Foo) context.Context {
+	s := handoff.New(0)
+	data, err := json.Marshal(foo)
+	if err != nil {
+		panic(err)
+	}
+	s.Put(types.NamespacedName{Namespace: foo.Namespace, Name: foo.Name}, data)
+	return handoff.WithStore(context.Background(), s)
 }
 
 // withObserved sets status.observedGeneration: the Foo was reconciled at

@@ -65,6 +65,11 @@ func WithGeneration(g int64) FooOption {
 	return func(f *samplesv1alpha1.Foo) { f.Generation = g }
 }
 
+// WithResourceVersion sets metadata.resourceVersion.
+func WithResourceVersion(rv string) FooOption {
+	return func(f *samplesv1alpha1.Foo) { f.ResourceVersion = rv }
+}
+
 // WithFooDeletionTimestamp marks the Foo as being deleted.
 func WithFooDeletionTimestamp(f *samplesv1alpha1.Foo) {
 	t := metav1.NewTime(time.Unix(1e9, 0))

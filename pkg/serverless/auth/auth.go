@@ -118,25 +118,42 @@ func discover(ctx context.Context, client *http.Client, base string) (*oidc.Prov
 
 // Verify answers 401 a request without a valid token for the audience, and
 // 403 one whose token's subject is not admitted, and tells whether the
-// request may go on.
-func (v *Verifier) Verify(w http.ResponseWriter, r *http.Request) bool {
+// request may go on (ok), and whether its sender is an ApiServerSource's
+// adapter (inOrder; see InOrder).
+func (v *Verifier) Verify(w http.ResponseWriter, r *http.Request) (inOrder, ok bool) {
 	token, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
 	if !ok || token == "" {
 		w.Header().Set("WWW-Authenticate", "Bearer")
 		http.Error(w, "no token: only the event sources may send events here", http.StatusUnauthorized)
-		return false
+		return false, false
 	}
 	id, err := v.verifier.Verify(r.Context(), token)
 	if err != nil {
 		w.Header().Set("WWW-Authenticate", `Bearer error="invalid_token"`)
 		http.Error(w, oneLine(err.Error()), http.StatusUnauthorized)
-		return false
+		return false, false
 	}
 	if !v.subjects[id.Subject] {
 		http.Error(w, fmt.Sprintf("subject %q may not send events here", id.Subject), http.StatusForbidden)
-		return false
+		return false, false
 	}
-	return true
+	return InOrder(id.Subject), true
+}
+
+// apiServerSourceIdentity ends the name of an ApiServerSource's OIDC
+// identity: eventing names it <name>-oidc-<group>-<kind>, keeping the suffix
+// when it shortens a long name (auth.GetOIDCServiceAccountNameForResource).
+const apiServerSourceIdentity = "-oidc-sources.knative.dev-apiserversource"
+
+// InOrder tells whether subject is an ApiServerSource's OIDC identity. Only
+// that source's adapter holds its tokens, and it sends each watched
+// object's events in order, one at a time, as its watch saw them (its
+// reflector's store sends them, synchronously); it replays nothing on a
+// relist. Through a broker, which promises no order, the sender is a
+// Trigger's identity instead.
+func InOrder(subject string) bool {
+	sa, ok := strings.CutPrefix(subject, "system:serviceaccount:")
+	return ok && strings.HasSuffix(sa, apiServerSourceIdentity)
 }
 
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }

@@ -88,8 +88,9 @@ func TestVerify(t *testing.T) {
 	const (
 		aud     = "foo-reconciler"
 		allowed = "system:serviceaccount:foo-operator:foos-oidc-sources.knative.dev-apiserversource"
+		trigger = "system:serviceaccount:foo-operator:foo-reconciler-foos-oidc-eventing.knative.dev-trigger"
 	)
-	v, err := New(ctx, &rest.Config{}, Config{Audience: aud, Subjects: []string{allowed}, DiscoveryBaseURL: is.URL})
+	v, err := New(ctx, &rest.Config{}, Config{Audience: aud, Subjects: []string{allowed, trigger}, DiscoveryBaseURL: is.URL})
 	if err != nil {
 		t.Fatal("New() =", err)
 	}
@@ -103,22 +104,24 @@ func TestVerify(t *testing.T) {
 		return c
 	}
 	for _, tc := range []struct {
-		name  string
-		token string
-		want  int // 0: admitted
+		name    string
+		token   string
+		want    int // 0: admitted
+		inOrder bool
 	}{
-		{"valid", token(t, is.key, claims(nil)), 0},
-		{"none", "", http.StatusUnauthorized},
-		{"not a JWT", "abc", http.StatusUnauthorized},
+		{"valid: an ApiServerSource's adapter", token(t, is.key, claims(nil)), 0, true},
+		{"valid: a Trigger (the broker)", token(t, is.key, claims(func(c map[string]any) { c["sub"] = trigger })), 0, false},
+		{"none", "", http.StatusUnauthorized, false},
+		{"not a JWT", "abc", http.StatusUnauthorized, false},
 		{"expired", token(t, is.key, claims(func(c map[string]any) {
 			c["iat"], c["exp"] = now.Add(-2*time.Hour).Unix(), now.Add(-time.Hour).Unix()
-		})), http.StatusUnauthorized},
-		{"wrong audience", token(t, is.key, claims(func(c map[string]any) { c["aud"] = []string{"someone-else"} })), http.StatusUnauthorized},
-		{"another issuer's key", token(t, other, claims(nil)), http.StatusUnauthorized},
-		{"another issuer", token(t, is.key, claims(func(c map[string]any) { c["iss"] = "https://elsewhere" })), http.StatusUnauthorized},
+		})), http.StatusUnauthorized, false},
+		{"wrong audience", token(t, is.key, claims(func(c map[string]any) { c["aud"] = []string{"someone-else"} })), http.StatusUnauthorized, false},
+		{"another issuer's key", token(t, other, claims(nil)), http.StatusUnauthorized, false},
+		{"another issuer", token(t, is.key, claims(func(c map[string]any) { c["iss"] = "https://elsewhere" })), http.StatusUnauthorized, false},
 		{"subject not admitted", token(t, is.key, claims(func(c map[string]any) {
 			c["sub"] = "system:serviceaccount:default:curious"
-		})), http.StatusForbidden},
+		})), http.StatusForbidden, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := httptest.NewRequest(http.MethodPost, "/", nil).WithContext(context.Background())
@@ -126,12 +129,14 @@ func TestVerify(t *testing.T) {
 				r.Header.Set("Authorization", "Bearer "+tc.token)
 			}
 			w := httptest.NewRecorder()
-			ok := v.Verify(w, r)
+			inOrder, ok := v.Verify(w, r)
 			switch {
 			case tc.want == 0 && !ok:
 				t.Errorf("refused (%d %s), want admitted", w.Code, w.Body)
-			case tc.want != 0 && (ok || w.Code != tc.want):
-				t.Errorf("Verify() = %v, %d; want refused with %d", ok, w.Code, tc.want)
+			case tc.want == 0 && inOrder != tc.inOrder:
+				t.Errorf("Verify() says in order: %v, want %v", inOrder, tc.inOrder)
+			case tc.want != 0 && (ok || inOrder || w.Code != tc.want):
+				t.Errorf("Verify() = %v, %v, %d; want refused with %d", inOrder, ok, w.Code, tc.want)
 			}
 		})
 	}
@@ -149,8 +154,26 @@ func TestIssuerIsTheAPIServer(t *testing.T) {
 	now := time.Now()
 	r := httptest.NewRequest(http.MethodPost, "/", nil)
 	r.Header.Set("Authorization", "Bearer "+token(t, is.key, map[string]any{"iss": is.URL, "sub": "s", "aud": "a", "exp": now.Add(time.Hour).Unix()}))
-	if w := httptest.NewRecorder(); !v.Verify(w, r) {
+	if w := httptest.NewRecorder(); !admitted(v.Verify(w, r)) {
 		t.Errorf("refused (%d %s), want admitted", w.Code, w.Body)
+	}
+}
+
+func admitted(_, ok bool) bool { return ok }
+
+func TestInOrder(t *testing.T) {
+	for subject, want := range map[string]bool{
+		"system:serviceaccount:foo-operator:foos-oidc-sources.knative.dev-apiserversource": true,
+		// A long source name is shortened, its suffix kept (kmeta.ChildName).
+		"system:serviceaccount:ns:a-very-long-source-name-that-was-hashed0123456789abcdef-oidc-sources.knative.dev-apiserversource": true,
+		"system:serviceaccount:foo-operator:foo-resync-oidc-sources.knative.dev-pingsource":                                         false,
+		"system:serviceaccount:foo-operator:foo-reconciler-foos-oidc-eventing.knative.dev-trigger":                                  false,
+		"foos-oidc-sources.knative.dev-apiserversource":                                                                             false,
+		"system:node:foos-oidc-sources.knative.dev-apiserversource":                                                                 false,
+	} {
+		if got := InOrder(subject); got != want {
+			t.Errorf("InOrder(%q) = %v, want %v", subject, got, want)
+		}
 	}
 }
 

@@ -35,6 +35,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"knative.dev/eventing/pkg/apis/sources"
 
+	"github.com/frugal-operator/foo-operator/pkg/serverless/handoff"
 	"github.com/frugal-operator/foo-operator/pkg/serverless/ownwrites"
 	"github.com/frugal-operator/foo-operator/pkg/serverless/uncached"
 )
@@ -102,6 +103,12 @@ type Decoder struct {
 	// status write, typically), and a delete (garbage collection removes
 	// what it owned). Resource mode only: Reference mode does not carry them.
 	SkipNoOp bool
+	// Handoff, if set, keeps the object of an owner's add event for the
+	// reconcile of its key, in place of a read, when the event may be
+	// believed for it: its sender delivers in order (see Verifier), and
+	// the owner was never reconciled (status.observedGeneration 0) and is
+	// not being deleted. Any other event of that owner forgets it.
+	Handoff *handoff.Store
 }
 
 // Owned is a kind of object that owners control.
@@ -193,6 +200,7 @@ func (d *Decoder) decodeResource(ctx context.Context, e *cloudevents.Event, verb
 		if err != nil {
 			return t, err
 		}
+		d.handOff(ctx, verb, &obj, e.Data(), t.Keys[0])
 		if d.SkipNoOp {
 			if why := d.nothingToDo(verb, &obj); why != "" {
 				return Target{Ignored: why}, nil
@@ -229,6 +237,30 @@ func (d *Decoder) decodeResource(ctx context.Context, e *cloudevents.Event, verb
 	return t, nil
 }
 
+// handOff keeps the object (data) of an owner's event for the reconcile of
+// key if it may be believed for it (see Decoder.Handoff), else forgets what
+// was kept: the event tells of a change the kept object may not show.
+func (d *Decoder) handOff(ctx context.Context, verb string, o *eventObject, data []byte, key types.NamespacedName) {
+	if verb == "add" && senderInOrder(ctx) && o.Status.ObservedGeneration == 0 && o.Metadata.DeletionTimestamp == nil {
+		d.Handoff.Put(key, data)
+		return
+	}
+	d.Handoff.Forget(key)
+}
+
+type senderInOrderKey struct{}
+
+// withSenderInOrder marks ctx as a request whose sender delivers in order
+// (see Verifier).
+func withSenderInOrder(ctx context.Context) context.Context {
+	return context.WithValue(ctx, senderInOrderKey{}, true)
+}
+
+func senderInOrder(ctx context.Context) bool {
+	ok, _ := ctx.Value(senderInOrderKey{}).(bool)
+	return ok
+}
+
 // nothingToDo says why an owner event asks for no reconcile, or "".
 func (d *Decoder) nothingToDo(verb string, o *eventObject) string {
 	switch verb {
@@ -258,7 +290,11 @@ func (d *Decoder) decodeRef(ctx context.Context, e *cloudevents.Event) (Target, 
 		return Target{}, badEvent("event data has no name")
 	}
 	if gk == d.Owner {
-		return d.ownerKey(ref.Namespace, ref.Name)
+		t, err := d.ownerKey(ref.Namespace, ref.Name)
+		if err == nil {
+			d.Handoff.Forget(t.Keys[0]) // a change, and not its object
+		}
+		return t, err
 	}
 	owned := d.owned(gk)
 	if owned == nil {

@@ -17,6 +17,7 @@ limitations under the License.
 package receiver
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"strings"
@@ -32,6 +33,7 @@ import (
 	kubefake "k8s.io/client-go/kubernetes/fake"
 	clientgotesting "k8s.io/client-go/testing"
 
+	"github.com/frugal-operator/foo-operator/pkg/serverless/handoff"
 	"github.com/frugal-operator/foo-operator/pkg/serverless/ownwrites"
 	"github.com/frugal-operator/foo-operator/pkg/serverless/uncached"
 )
@@ -295,6 +297,64 @@ func TestDecodeIgnoresTheReconcilersOwnWrites(t *testing.T) {
 			}
 			if (len(got.Keys) > 0) != tc.wantKeys {
 				t.Errorf("Decode() = %+v, want keys: %v", got, tc.wantKeys)
+			}
+		})
+	}
+}
+
+// An owner's add event keeps its object for the reconcile (in place of a
+// read) only from a sender that delivers in order, and only for an owner
+// never reconciled; any other event of that owner forgets it.
+func TestDecodeHandsOffWhatMayBeBelieved(t *testing.T) {
+	withStatus := func(e cloudevents.Event, observed int, deleting bool) cloudevents.Event {
+		return editObject(e, func(obj map[string]any) {
+			obj["status"] = map[string]any{"observedGeneration": observed}
+			if deleting {
+				obj["metadata"].(map[string]any)["deletionTimestamp"] = "2026-11-30T00:00:00Z"
+			}
+		})
+	}
+	inOrder := withSenderInOrder(context.Background())
+	tests := []struct {
+		name  string
+		ctx   context.Context
+		event cloudevents.Event
+		kept  bool // was something kept before: is it still?
+		want  bool // is the event's object kept now?
+	}{
+		{"add of a new Foo, in order", inOrder, fooResourceEvent("add", "ns", "a"), false, true},
+		{"add of a new Foo, from a sender not known to keep order", context.Background(), fooResourceEvent("add", "ns", "a"), false, false},
+		{"add of a Foo already reconciled", inOrder, withStatus(fooResourceEvent("add", "ns", "a"), 1, false), false, false},
+		{"add of a Foo being deleted", inOrder, withStatus(fooResourceEvent("add", "ns", "a"), 0, true), false, false},
+		{"a second add before the reconcile: neither", inOrder, fooResourceEvent("add", "ns", "a"), true, false},
+		{"an update forgets the add", inOrder, fooResourceEvent("update", "ns", "a"), true, false},
+		{"an update already reconciled (ignored) forgets it too", inOrder, withStatus(fooResourceEvent("update", "ns", "a"), 1, false), true, false},
+		{"a delete (ignored) forgets it", inOrder, fooResourceEvent("delete", "ns", "a"), true, false},
+		{"a Reference-mode event forgets it", inOrder, refEvent("update", fooAPIVersion, "Foo", "foos", "ns", "a"), true, false},
+		{"another Foo's event leaves it", inOrder, fooResourceEvent("update", "ns", "b"), true, true},
+		{"a Deployment's event leaves it", inOrder, deploymentResourceEvent("update", "ns", "a", "a"), true, true},
+	}
+	a := types.NamespacedName{Namespace: "ns", Name: "a"}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			d, _ := newDecoder()
+			d.SkipNoOp = true
+			d.Handoff = handoff.New(0)
+			before := []byte(`{"kept":"before"}`)
+			if tc.kept {
+				d.Handoff.Put(a, before)
+			}
+			if _, err := d.Decode(tc.ctx, &tc.event); err != nil {
+				t.Fatal(err)
+			}
+			got, ok := d.Handoff.Take(a)
+			switch {
+			case ok != tc.want:
+				t.Errorf("kept: %v, want %v", ok, tc.want)
+			case ok && tc.kept && !bytes.Equal(got, before):
+				t.Errorf("kept %s, want what was kept before", got)
+			case ok && !tc.kept && !bytes.Equal(got, tc.event.Data()):
+				t.Errorf("kept %s, want the event's data %s", got, tc.event.Data())
 			}
 		})
 	}

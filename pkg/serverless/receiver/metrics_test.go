@@ -148,9 +148,9 @@ func TestMetricsCountWhatWasAnswered(t *testing.T) {
 // denyAll is a Verifier that refuses every request.
 type denyAll struct{ code int }
 
-func (d denyAll) Verify(w http.ResponseWriter, _ *http.Request) bool {
+func (d denyAll) Verify(w http.ResponseWriter, _ *http.Request) (inOrder, ok bool) {
 	http.Error(w, "no", d.code)
-	return false
+	return false, false
 }
 
 // A request the Verifier refuses reaches nothing: no reconcile, no resync.

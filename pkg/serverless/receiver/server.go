@@ -166,10 +166,14 @@ type Server struct {
 	metrics *instruments
 }
 
-// Verifier decides whether a request may deliver an event, before its body
-// is read. When not, it answers the request itself (401 or 403).
+// Verifier decides whether a request may deliver an event (ok), before its
+// body is read. When not, it answers the request itself (401 or 403). When
+// it may, inOrder says whether the sender is known to deliver each object's
+// events in order, one at a time, as its watch saw them (an ApiServerSource
+// adapter wired directly): only then may an event's object stand in for a
+// read (see Decoder.Handoff).
 type Verifier interface {
-	Verify(w http.ResponseWriter, r *http.Request) bool
+	Verify(w http.ResponseWriter, r *http.Request) (inOrder, ok bool)
 }
 
 // KeyLister returns the keys a resync reconciles: every key that may need
@@ -304,8 +308,14 @@ func (s *Server) answer(w http.ResponseWriter, r *http.Request, arrived time.Tim
 		return "", false
 	}
 	defer done()
-	if s.opts.Verifier != nil && !s.opts.Verifier.Verify(w, r) {
-		return "", false // answered
+	if s.opts.Verifier != nil {
+		inOrder, ok := s.opts.Verifier.Verify(w, r)
+		if !ok {
+			return "", false // answered
+		}
+		if inOrder {
+			r = r.WithContext(withSenderInOrder(r.Context()))
+		}
 	}
 	target, names, logger, err := s.intake(w, r, deadline)
 	if err != nil {

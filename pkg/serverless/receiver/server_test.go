@@ -38,6 +38,8 @@ import (
 	"knative.dev/pkg/controller"
 	logtesting "knative.dev/pkg/logging/testing"
 	pkgreconciler "knative.dev/pkg/reconciler"
+
+	"github.com/frugal-operator/foo-operator/pkg/serverless/handoff"
 )
 
 // fakeReconciler behaves like the generated reconciler where it matters
@@ -685,5 +687,34 @@ func TestMediaTypesAreCaseInsensitive(t *testing.T) {
 				t.Errorf("reconciles of ns/a = %d, want %d", rec.callsOf("ns/a"), wantCalls)
 			}
 		})
+	}
+}
+
+// admit is a Verifier that admits every request, its sender known to
+// deliver in order or not.
+type admit struct{ inOrder bool }
+
+func (a admit) Verify(http.ResponseWriter, *http.Request) (inOrder, ok bool) { return a.inOrder, true }
+
+// A Foo's add event hands its object to the reconcile it asks for only when
+// the Verifier says its sender delivers in order.
+func TestOnlyAnInOrderSendersObjectIsHandedOff(t *testing.T) {
+	for _, inOrder := range []bool{true, false} {
+		store := handoff.New(0)
+		var handedOff atomic.Bool
+		rec := newFakeReconciler(func(_ context.Context, key string) error {
+			ns, name, _ := strings.Cut(key, "/")
+			_, ok := store.Take(types.NamespacedName{Namespace: ns, Name: name})
+			handedOff.Store(ok)
+			return nil
+		})
+		ts := startServer(t, rec, Options{Verifier: admit{inOrder}})
+		ts.srv.decoder.Handoff = store
+		if got := send(t, ts.url, fooResourceEvent("add", "ns", "one"), false); got.code != http.StatusOK {
+			t.Fatalf("answer = %d %s, want 200", got.code, got.body)
+		}
+		if handedOff.Load() != inOrder {
+			t.Errorf("sender in order: %v; the reconcile was handed the object: %v", inOrder, handedOff.Load())
+		}
 	}
 }
