@@ -45,6 +45,7 @@ func main() {
 	idle := flag.Duration("idle", 30*time.Second, "Idle CPU window.")
 	out := flag.String("out", "", "Results folder (default bench/results/<UTC time>).")
 	profile := flag.Int("profile-seconds", 10, "Take CPU profiles over the first seconds of each burst (the API server's; our reconciler's and the adapters'), into the results folder with their top functions; the harness waits for them (0: none).")
+	senderAuth := flag.Bool("sender-auth", true, "Run ours with sender authentication on (the adapters send OIDC tokens): what lets the adds of new Foos stand in for reads.")
 	flag.Parse()
 
 	var cfg bench.Config
@@ -69,6 +70,7 @@ func main() {
 		os.Exit(1)
 	}
 	cfg.Burst, cfg.StockMaxN, cfg.StockBurst, cfg.RaisedQPS, cfg.Idle, cfg.Dir = *burst, *stockMaxN, *stockBurst, *qps, *idle, work
+	cfg.SenderAuth = *senderAuth
 	cfg.Log = func(format string, args ...any) { fmt.Printf("==> "+format+"\n", args...) }
 	if *profile > 0 {
 		cfg.Profiles, cfg.ProfileSeconds = *out, *profile

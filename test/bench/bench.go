@@ -92,6 +92,12 @@ type Config struct {
 	// in ours.
 	Profiles       string
 	ProfileSeconds int
+	// SenderAuth runs ours with sender authentication on, as eventing's
+	// authentication-oidc sets it up: the adapters send tokens of their
+	// OIDC identities, and the reconciler admits only those (and the
+	// ping's). Then the adds of new Foos stand in for reads (the README's
+	// trust model).
+	SenderAuth bool
 	// Log tells progress.
 	Log func(format string, args ...any)
 }
@@ -139,13 +145,15 @@ type Result struct {
 
 // Report is a whole run.
 type Report struct {
-	When    time.Time
-	Config  Config `json:"-"`
-	Ns      []int
-	Burst   int
-	Idle    string
-	Cores   int
-	Results []Result
+	When   time.Time
+	Config Config `json:"-"`
+	Ns     []int
+	Burst  int
+	Idle   string
+	Cores  int
+	// SenderAuth: ours ran with sender authentication on (Config.SenderAuth).
+	SenderAuth bool
+	Results    []Result
 }
 
 var classicGVR = schema.GroupVersionResource{Group: "samplecontroller.k8s.io", Version: "v1alpha1", Resource: "foos"}
@@ -155,7 +163,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if cfg.Log == nil {
 		cfg.Log = func(string, ...any) {}
 	}
-	rep := &Report{When: time.Now(), Config: cfg, Ns: cfg.Ns, Burst: cfg.Burst, Idle: cfg.Idle.String(), Cores: runtime.NumCPU()}
+	rep := &Report{When: time.Now(), Config: cfg, Ns: cfg.Ns, Burst: cfg.Burst, Idle: cfg.Idle.String(), Cores: runtime.NumCPU(), SenderAuth: cfg.SenderAuth}
 	for _, n := range cfg.Ns {
 		rs, err := runN(ctx, cfg, n)
 		rep.Results = append(rep.Results, rs...)
@@ -263,14 +271,19 @@ func runN(ctx context.Context, cfg Config, n int) ([]Result, error) {
 	}
 	log("N=%d: populated in %.1fs", n, time.Since(start).Seconds())
 
+	if cfg.SenderAuth {
+		if err := localenv.OIDCIdentities(ctx, r.kube, localenv.FoosIdentity, localenv.FooDeploymentsIdentity, localenv.ResyncIdentity); err != nil {
+			return nil, err
+		}
+	}
 	sink := "http://127.0.0.1:" + strconv.Itoa(r.port)
 	for _, a := range []struct {
-		name string
-		cfg  controlplane.AdapterConfig
+		name, identity string
+		cfg            controlplane.AdapterConfig
 	}{
-		{"foos", controlplane.AdapterConfig{AllNamespaces: true, Mode: "Resource",
+		{"foos", localenv.FoosIdentity, controlplane.AdapterConfig{AllNamespaces: true, Mode: "Resource",
 			Resources: []controlplane.AdapterResource{{GVR: samplesv1alpha1.SchemeGroupVersion.WithResource("foos")}}}},
-		{"foo-deployments", controlplane.AdapterConfig{AllNamespaces: true, Mode: "Resource",
+		{"foo-deployments", localenv.FooDeploymentsIdentity, controlplane.AdapterConfig{AllNamespaces: true, Mode: "Resource",
 			Resources: []controlplane.AdapterResource{{GVR: appsv1.SchemeGroupVersion.WithResource("deployments")}},
 			Owner:     &controlplane.AdapterOwner{APIVersion: "samplecontroller.knative.io/v1alpha1", Kind: "Foo"}}},
 	} {
@@ -279,7 +292,11 @@ func runN(ctx context.Context, cfg Config, n int) ([]Result, error) {
 			return nil, err
 		}
 		addr := "127.0.0.1:" + strconv.Itoa(port)
-		p, err := cp.StartAdapter(a.name, localenv.Namespace, sink, a.cfg, sourcesKC, "PPROF_ADDR="+addr)
+		env := []string{"PPROF_ADDR=" + addr}
+		if cfg.SenderAuth {
+			env = append(env, localenv.AdapterOIDCEnv(a.identity)...)
+		}
+		p, err := cp.StartAdapter(a.name, localenv.Namespace, sink, a.cfg, sourcesKC, env...)
 		if err != nil {
 			return nil, err
 		}
@@ -468,7 +485,7 @@ func (r *run) startOurs(ctx context.Context, label string, resync bool, args ...
 	cmd := exec.Command(r.ourBin, append([]string{"--kubeconfig", r.saKC, "--host", "127.0.0.1", "--port", strconv.Itoa(r.port),
 		"--system-namespace", localenv.Namespace,
 		"--kube-api-qps", strconv.Itoa(r.cfg.RaisedQPS), "--kube-api-burst", strconv.Itoa(2 * r.cfg.RaisedQPS),
-		"--cold-start-resync=" + strconv.FormatBool(resync)}, args...)...)
+		"--cold-start-resync=" + strconv.FormatBool(resync)}, append(r.senderAuthArgs(), args...)...)...)
 	cmd.Env = append(os.Environ(), "LOG_LEVEL=warn", "PROFILING_PORT="+strconv.Itoa(r.pprofPort))
 	p, err := r.cp.StartProcess("reconciler-"+label, cmd)
 	if err != nil {
@@ -482,6 +499,15 @@ func (r *run) startOurs(ctx context.Context, label string, resync bool, args ...
 		resp.Body.Close()
 		return resp.StatusCode == http.StatusOK
 	})
+}
+
+// senderAuthArgs are our reconciler's flags for Config.SenderAuth.
+func (r *run) senderAuthArgs() []string {
+	if !r.cfg.SenderAuth {
+		return nil
+	}
+	return []string{"--oidc-audience=" + localenv.OIDCAudience, "--oidc-subjects=" + strings.Join([]string{
+		localenv.Subject(localenv.FoosIdentity), localenv.Subject(localenv.FooDeploymentsIdentity), localenv.Subject(localenv.ResyncIdentity)}, ",")}
 }
 
 func (r *run) waitReady(ctx context.Context, p *controlplane.Process, ready func() bool) error {
@@ -647,6 +673,14 @@ func (r *run) measureOurs(ctx context.Context, adapters []*controlplane.Process,
 // cost the API server, with every Foo converged.
 func (r *run) pingResync(ctx context.Context, res *Result) error {
 	r.cfg.Log("N=%d: %s: ping resync", r.n, res.Controller)
+	// A token as PingSource's, asked for before the count begins.
+	token := ""
+	if r.cfg.SenderAuth {
+		var err error
+		if token, err = localenv.Token(ctx, r.kube, localenv.ResyncIdentity, localenv.OIDCAudience); err != nil {
+			return err
+		}
+	}
 	before, err := requestCounts(ctx, r.kube)
 	if err != nil {
 		return err
@@ -658,6 +692,9 @@ func (r *run) pingResync(ctx context.Context, res *Result) error {
 	for k, v := range map[string]string{"Ce-Specversion": "1.0", "Ce-Id": "bench-resync", "Ce-Type": "dev.knative.sources.ping",
 		"Ce-Source": "/apis/v1/namespaces/" + localenv.Namespace + "/pingsources/foo-resync", "Content-Type": "application/json"} {
 		req.Header.Set(k, v)
+	}
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
 	}
 	start := time.Now()
 	resp, err := http.DefaultClient.Do(req)

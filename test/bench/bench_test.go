@@ -38,7 +38,7 @@ func TestSmoke(t *testing.T) {
 	rep, err := Run(ctx, Config{
 		Ns: []int{20}, Burst: 20, StockMaxN: 20, StockBurst: 10, RaisedQPS: 200,
 		Idle: 2 * time.Second, Dir: t.TempDir(), Log: t.Logf,
-		Profiles: profiles, ProfileSeconds: 1,
+		Profiles: profiles, ProfileSeconds: 1, SenderAuth: true,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -55,6 +55,11 @@ func TestSmoke(t *testing.T) {
 		if r.BurstCPU["kube-apiserver"] <= 0 || r.BurstCPU["harness"] <= 0 {
 			t.Errorf("%s: burst CPU %v, want the API server's and the harness's", name, r.BurstCPU)
 		}
+	}
+	// With sender authentication on, the adds of the burst's new Foos stood
+	// in for reads: no GET of a Foo.
+	if r := rep.find(Ours, 20); r != nil && r.Requests["GET foos"] != 0 {
+		t.Errorf("%s: %.2f GETs of Foos per Foo of the burst, want none: %v", Ours, r.Requests["GET foos"], r.Requests)
 	}
 	// The adapters delivered our burst; they and the reconciler were
 	// profiled doing it.

@@ -24,8 +24,12 @@ import (
 
 // WriteMarkdown writes the report's tables.
 func (rep *Report) WriteMarkdown(w io.Writer) {
-	fmt.Fprintf(w, "Measured %s on one loopback kube-apiserver + etcd (%s idle window, bursts of %d Foos unless said).\n\n",
-		rep.When.UTC().Format("2006-01-02 15:04 MST"), rep.Idle, rep.Burst)
+	auth := "off"
+	if rep.SenderAuth {
+		auth = "on: the adapters send their OIDC identities' tokens, and the adds of new Foos stand in for reads"
+	}
+	fmt.Fprintf(w, "Measured %s on one loopback kube-apiserver + etcd (%s idle window, bursts of %d Foos unless said; our sender authentication %s).\n\n",
+		rep.When.UTC().Format("2006-01-02 15:04 MST"), rep.Idle, rep.Burst, auth)
 	fmt.Fprintln(w, "| N | controller | RSS steady MiB (anon) | RSS peak MiB | start→ready ms | start→first Foo ms | burst s (Foos) | p50 / p99 ms | writes/Foo | reads/Foo | idle CPU s |")
 	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|---|---|")
 	for _, r := range rep.Results {

@@ -23,9 +23,6 @@ import (
 	"testing"
 	"time"
 
-	authenticationv1 "k8s.io/api/authentication/v1"
-	corev1 "k8s.io/api/core/v1"
-	rbacv1 "k8s.io/api/rbac/v1"
 	apierrs "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -38,14 +35,12 @@ import (
 	"github.com/frugal-operator/foo-operator/test/localenv"
 )
 
-// What Knative Eventing sets up for the direct wiring with authentication-oidc
-// on: the sink's audience, and the OIDC identity of ApiServerSource "foos"
-// (auth.GetOIDCServiceAccountNameForResource).
 const (
-	oidcAudience = "foo-reconciler.foo-operator"
-	foosIdentity = "foos-oidc-sources.knative.dev-apiserversource"
-	foosSubject  = "system:serviceaccount:" + localenv.Namespace + ":" + foosIdentity
+	oidcAudience = localenv.OIDCAudience
+	foosIdentity = localenv.FoosIdentity
 )
+
+var foosSubject = localenv.Subject(foosIdentity)
 
 // withSenderAuthentication restarts the reconciler admitting only the
 // tokens of foosIdentity for oidcAudience (until the test ends), and starts
@@ -57,31 +52,9 @@ const (
 func withSenderAuthentication(t *testing.T, ns, name string) *samplesv1alpha1.Foo {
 	t.Helper()
 	ctx := context.Background()
-	kube := env.Kube
-	create := func(obj interface{ GetName() string }, do func() error) {
-		t.Helper()
-		if err := do(); err != nil && !apierrs.IsAlreadyExists(err) {
-			t.Fatalf("creating %s: %v", obj.GetName(), err)
-		}
+	if err := localenv.OIDCIdentities(ctx, env.Kube, foosIdentity); err != nil {
+		t.Fatal(err)
 	}
-	sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: foosIdentity, Namespace: localenv.Namespace}}
-	create(sa, func() error {
-		_, err := kube.CoreV1().ServiceAccounts(sa.Namespace).Create(ctx, sa, metav1.CreateOptions{})
-		return err
-	})
-	role := &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Name: "foos-create-oidc-token", Namespace: localenv.Namespace},
-		Rules: []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"serviceaccounts/token"}, ResourceNames: []string{foosIdentity}, Verbs: []string{"create"}}}}
-	create(role, func() error {
-		_, err := kube.RbacV1().Roles(role.Namespace).Create(ctx, role, metav1.CreateOptions{})
-		return err
-	})
-	rb := &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Name: role.Name, Namespace: localenv.Namespace},
-		Subjects: []rbacv1.Subject{{Kind: "ServiceAccount", Name: "foo-sources", Namespace: localenv.Namespace}},
-		RoleRef:  rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "Role", Name: role.Name}}
-	create(rb, func() error {
-		_, err := kube.RbacV1().RoleBindings(rb.Namespace).Create(ctx, rb, metav1.CreateOptions{})
-		return err
-	})
 	if err := env.StopReconciler(); err != nil {
 		t.Fatal(err)
 	}
@@ -98,7 +71,7 @@ func withSenderAuthentication(t *testing.T, ns, name string) *samplesv1alpha1.Fo
 	fooGVR := schema.GroupVersionResource{Group: "samplecontroller.knative.io", Version: "v1alpha1", Resource: "foos"}
 	adapter, err := env.CP.StartAdapter("foos-oidc", localenv.Namespace, env.ReconcilerURL,
 		controlplane.AdapterConfig{Namespaces: []string{ns}, Mode: "Resource", Resources: []controlplane.AdapterResource{{GVR: fooGVR}}},
-		env.SourcesKubeconfig, "K_AUDIENCE="+oidcAudience, "K_OIDC_SERVICE_ACCOUNT="+foosIdentity)
+		env.SourcesKubeconfig, localenv.AdapterOIDCEnv(foosIdentity)...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -129,12 +102,11 @@ func withSenderAuthentication(t *testing.T, ns, name string) *samplesv1alpha1.Fo
 // namespace) for audience aud.
 func tokenFor(t *testing.T, sa, aud string) string {
 	t.Helper()
-	tr, err := env.Kube.CoreV1().ServiceAccounts(localenv.Namespace).CreateToken(context.Background(), sa,
-		&authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{Audiences: []string{aud}}}, metav1.CreateOptions{})
+	token, err := localenv.Token(context.Background(), env.Kube, sa, aud)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return tr.Status.Token
+	return token
 }
 
 // 13. With OIDC on, only the sources wake the reconciler: a real adapter
@@ -143,7 +115,7 @@ func tokenFor(t *testing.T, sa, aud string) string {
 // (403) are refused, and none of them is reconciled.
 func TestOnlyTheSourcesMaySend(t *testing.T) {
 	ctx := context.Background()
-	const audience, identity, subject = oidcAudience, foosIdentity, foosSubject
+	audience, identity, subject := oidcAudience, foosIdentity, foosSubject
 	kube := env.Kube
 	ns := namespace(t)
 	// Admitted: the adapter's events, with its tokens, converge a Foo.
