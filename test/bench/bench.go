@@ -39,6 +39,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	apierrs "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -187,6 +188,8 @@ type run struct {
 	// pprofPort is where our reconciler serves net/http/pprof.
 	pprofPort int
 	saKC      string
+	// classicKC is the classic's kubeconfig: a ServiceAccount's, as ours.
+	classicKC string
 	classic   map[string]string // name -> binary
 	// adapters run for the whole of an N; pprof are their pprof addresses.
 	adapters []*controlplane.Process
@@ -234,6 +237,9 @@ func runN(ctx context.Context, cfg Config, n int) ([]Result, error) {
 		return nil, err
 	}
 	if r.saKC, _, err = cp.KubeconfigForServiceAccount(ctx, localenv.Namespace, "foo-reconciler", 0); err != nil {
+		return nil, err
+	}
+	if r.classicKC, err = r.classicServiceAccount(ctx); err != nil {
 		return nil, err
 	}
 	sourcesKC, _, err := cp.KubeconfigForServiceAccount(ctx, localenv.Namespace, "foo-sources", 0)
@@ -340,6 +346,34 @@ func runN(ctx context.Context, cfg Config, n int) ([]Result, error) {
 	}
 	res, _, err = r.measureOurs(ctx, nil, OursQueued, "--ack=queued")
 	return append(out, res), err
+}
+
+// classicServiceAccount makes the classic a ServiceAccount granted what it
+// uses (its informers' reads, its writes), as ours runs as one: both pay
+// for RBAC on every request. It returns that ServiceAccount's kubeconfig.
+func (r *run) classicServiceAccount(ctx context.Context) (string, error) {
+	const name = "sample-controller"
+	sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: localenv.Namespace}}
+	if _, err := r.kube.CoreV1().ServiceAccounts(localenv.Namespace).Create(ctx, sa, metav1.CreateOptions{}); err != nil {
+		return "", err
+	}
+	role := &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: name}, Rules: []rbacv1.PolicyRule{
+		{APIGroups: []string{classicGVR.Group}, Resources: []string{"foos"}, Verbs: []string{"get", "list", "watch"}},
+		{APIGroups: []string{classicGVR.Group}, Resources: []string{"foos/status"}, Verbs: []string{"update"}},
+		{APIGroups: []string{"apps"}, Resources: []string{"deployments"}, Verbs: []string{"get", "list", "watch", "create", "update"}},
+		{APIGroups: []string{""}, Resources: []string{"events"}, Verbs: []string{"create", "patch"}},
+	}}
+	if _, err := r.kube.RbacV1().ClusterRoles().Create(ctx, role, metav1.CreateOptions{}); err != nil {
+		return "", err
+	}
+	binding := &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: name},
+		Subjects: []rbacv1.Subject{{Kind: "ServiceAccount", Name: name, Namespace: localenv.Namespace}},
+		RoleRef:  rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "ClusterRole", Name: name}}
+	if _, err := r.kube.RbacV1().ClusterRoleBindings().Create(ctx, binding, metav1.CreateOptions{}); err != nil {
+		return "", err
+	}
+	kc, _, err := r.cp.KubeconfigForServiceAccount(ctx, localenv.Namespace, name, 0)
+	return kc, err
 }
 
 // classicCRD returns the path of the classic controller's CRD (with the
@@ -558,7 +592,7 @@ func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 func (r *run) measureClassic(ctx context.Context, name, bin string, args []string, burst int) (Result, error) {
 	res := Result{Controller: name, N: r.n, Burst: burst}
 	r.cfg.Log("N=%d: %s", r.n, name)
-	cmd := exec.Command(r.classic[bin], append([]string{"--kubeconfig", r.cp.AdminKubeconfig}, args...)...)
+	cmd := exec.Command(r.classic[bin], append([]string{"--kubeconfig", r.classicKC}, args...)...)
 	start := time.Now()
 	p, err := r.cp.StartProcess(bin, cmd)
 	if err != nil {
