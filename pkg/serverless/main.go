@@ -61,7 +61,8 @@ type Operator struct {
 	// clients and the event recorder (controller.GetEventRecorder), and is
 	// not cancelled on SIGTERM: the parts serve the drain. It also holds
 	// the handoff.Store of the objects that events hand to the reconcile
-	// (handoff.Get), for the reconciled kind's uncached.Lister (TakingFrom).
+	// (handoff.Get), for the reconciled kind's uncached.Lister, when its
+	// reconciler is safe with them (see uncached.Lister.TakingFrom).
 	// The reconciler records its writes of owned objects in writes.
 	New func(ctx context.Context, writes *ownwrites.Record) Parts
 }

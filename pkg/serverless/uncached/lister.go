@@ -72,7 +72,12 @@ func (l Lister[T, L]) In(namespace string) Lister[T, L] {
 
 // TakingFrom returns a Lister whose Get first takes the object that s holds
 // for the key, if any (see package handoff), and reads only otherwise. Use
-// it for the reconciled kind's lister, whose objects the receiver hands off.
+// it for the reconciled kind's lister, whose objects the receiver hands off,
+// and only if the reconciler is safe with an object that lags behind the
+// API server's: for an object never reconciled (what is handed off), it
+// may create what the object asks for, but reads the object again before it
+// changes anything that exists (the Foo reconciler: AlreadyExists, then a
+// GET and a Conflict if the Foo changed).
 func (l Lister[T, L]) TakingFrom(s *handoff.Store) Lister[T, L] {
 	l.handoff = s
 	return l
