@@ -42,6 +42,7 @@ type AuditEvent struct {
 	ObjectRef *struct {
 		APIGroup    string `json:"apiGroup"`
 		Namespace   string `json:"namespace"`
+		Name        string `json:"name"`
 		Resource    string `json:"resource"`
 		Subresource string `json:"subresource"`
 	} `json:"objectRef"`
