@@ -35,24 +35,18 @@ import (
 	"github.com/frugal-operator/foo-operator/test/localenv"
 )
 
-const (
-	oidcAudience = localenv.OIDCAudience
-	foosIdentity = localenv.FoosIdentity
-)
-
-var foosSubject = localenv.Subject(foosIdentity)
-
 // withSenderAuthentication restarts the reconciler admitting only the
-// tokens of foosIdentity for oidcAudience (until the test ends), and starts
-// an adapter of the Foos of ns that sends them, as eventing's controller
-// sets a source up when authentication-oidc is on. The other adapters send
+// tokens of the Foos' source's OIDC identity for the sink's audience (until
+// the test ends), and starts an adapter of the Foos of ns that sends them,
+// as eventing's controller sets a source up when authentication-oidc is
+// on. The other adapters send
 // no token: their events are refused. It returns once the adapter's watch
 // runs (it sends nothing for what happened before): a change of Foo name
 // (created here) was reconciled through it. It returns that Foo.
 func withSenderAuthentication(t *testing.T, ns, name string) *samplesv1alpha1.Foo {
 	t.Helper()
 	ctx := context.Background()
-	if err := localenv.OIDCIdentities(ctx, env.Kube, foosIdentity); err != nil {
+	if err := localenv.OIDCIdentities(ctx, env.Kube, localenv.FoosIdentity); err != nil {
 		t.Fatal(err)
 	}
 	if err := env.StopReconciler(); err != nil {
@@ -64,14 +58,14 @@ func withSenderAuthentication(t *testing.T, ns, name string) *samplesv1alpha1.Fo
 			t.Error(err)
 		}
 	})
-	if err := env.StartReconciler(ctx, "--oidc-audience="+oidcAudience, "--oidc-subjects="+foosSubject); err != nil {
+	if err := env.StartReconciler(ctx, "--oidc-audience="+localenv.OIDCAudience, "--oidc-subjects="+localenv.Subject(localenv.FoosIdentity)); err != nil {
 		t.Fatal(err)
 	}
 
 	fooGVR := schema.GroupVersionResource{Group: "samplecontroller.knative.io", Version: "v1alpha1", Resource: "foos"}
 	adapter, err := env.CP.StartAdapter("foos-oidc", localenv.Namespace, env.ReconcilerURL,
 		controlplane.AdapterConfig{Namespaces: []string{ns}, Mode: "Resource", Resources: []controlplane.AdapterResource{{GVR: fooGVR}}},
-		env.SourcesKubeconfig, localenv.AdapterOIDCEnv(foosIdentity)...)
+		env.SourcesKubeconfig, localenv.AdapterOIDCEnv(localenv.FoosIdentity)...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -115,7 +109,7 @@ func tokenFor(t *testing.T, sa, aud string) string {
 // (403) are refused, and none of them is reconciled.
 func TestOnlyTheSourcesMaySend(t *testing.T) {
 	ctx := context.Background()
-	audience, identity, subject := oidcAudience, foosIdentity, foosSubject
+	audience, identity, subject := localenv.OIDCAudience, localenv.FoosIdentity, localenv.Subject(localenv.FoosIdentity)
 	kube := env.Kube
 	ns := namespace(t)
 	// Admitted: the adapter's events, with its tokens, converge a Foo.

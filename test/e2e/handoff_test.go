@@ -27,6 +27,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	samplesv1alpha1 "github.com/frugal-operator/foo-operator/pkg/apis/samplecontroller/v1alpha1"
+	"github.com/frugal-operator/foo-operator/test/localenv"
 )
 
 // 14. With sender authentication on, the add of a Foo never reconciled, sent
@@ -72,7 +73,7 @@ func TestAnAuthenticatedBurstReadsNothing(t *testing.T) {
 	})
 	stale := created[0]
 	stale.APIVersion, stale.Kind = samplesv1alpha1.SchemeGroupVersion.String(), "Foo"
-	if code, body, err := env.SendObjectWithToken(ctx, tokenFor(t, foosIdentity, oidcAudience), "add", stale, "foos"); err != nil || code != http.StatusOK {
+	if code, body, err := env.SendObjectWithToken(ctx, tokenFor(t, localenv.FoosIdentity, localenv.OIDCAudience), "add", stale, "foos"); err != nil || code != http.StatusOK {
 		t.Fatalf("the stale add: answered %d %q, %v; want 200", code, body, err)
 	}
 	d, err := env.Kube.AppsV1().Deployments(ns).Get(ctx, "dep-0", metav1.GetOptions{})

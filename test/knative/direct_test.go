@@ -27,7 +27,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrs "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 
 	samplesv1alpha1 "github.com/frugal-operator/foo-operator/pkg/apis/samplecontroller/v1alpha1"
@@ -40,15 +39,13 @@ func TestInstalledAndScalesToZero(t *testing.T) {
 	eventually(t, 3*time.Minute, "the Knative Service is Ready", func(ctx context.Context) (bool, string) {
 		return ready(ctx, ksvcGVR, system, service)
 	})
-	sources := schema.GroupVersionResource{Group: "sources.knative.dev", Version: "v1", Resource: "apiserversources"}
 	for _, name := range []string{"foos", "foo-deployments"} {
 		eventually(t, 3*time.Minute, "ApiServerSource "+name+" is Ready", func(ctx context.Context) (bool, string) {
-			return ready(ctx, sources, system, name)
+			return ready(ctx, sourceGVR, system, name)
 		})
 	}
-	ping := schema.GroupVersionResource{Group: "sources.knative.dev", Version: "v1", Resource: "pingsources"}
 	eventually(t, 3*time.Minute, "the PingSource is Ready", func(ctx context.Context) (bool, string) {
-		return ready(ctx, ping, system, "foo-resync")
+		return ready(ctx, pingGVR, system, "foo-resync")
 	})
 	atZero(t, service)
 }

@@ -36,8 +36,6 @@ import (
 	"github.com/frugal-operator/foo-operator/test/localenv"
 )
 
-var pingGVR = schema.GroupVersionResource{Group: "sources.knative.dev", Version: "v1", Resource: "pingsources"}
-
 // 4b. Sender authentication on real Knative, set up as the README says:
 // eventing's authentication-oidc on, the sources' sinks given the
 // reconciler's audience, the reconciler admitting only the sources' OIDC
