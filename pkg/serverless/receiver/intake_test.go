@@ -281,36 +281,35 @@ func (ts *testServer) budgetInUse() bool {
 // accepted until one closes, so that a flood of connections costs the
 // process nothing.
 func TestConnectionsAreCapped(t *testing.T) {
-	ts := startServer(t, newFakeReconciler(nil), Options{MaxConnections: 2})
-	addr := strings.TrimPrefix(ts.url, "http://")
-	// Two keep-alive connections, accepted (each was answered once), now idle.
-	var idle []net.Conn
-	for range 2 {
-		c, err := net.Dial("tcp", addr)
-		if err != nil {
-			t.Fatal(err)
+	release := make(chan struct{})
+	rec := newFakeReconciler(func(_ context.Context, key string) error {
+		if strings.HasPrefix(key, "ns/busy") {
+			<-release
 		}
-		defer c.Close()
-		if _, err := io.WriteString(c, "GET /healthz HTTP/1.1\r\nHost: receiver\r\n\r\n"); err != nil {
-			t.Fatal(err)
-		}
-		resp, err := http.ReadResponse(bufio.NewReader(c), nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp.Body.Close()
-		idle = append(idle, c)
+		return nil
+	})
+	ts := startServer(t, rec, Options{MaxConnections: 2})
+	// Two connections busy with an event each: none can make room.
+	busy := make(chan response, 2)
+	for i := range 2 {
+		go func() { busy <- send(t, ts.url, fooResourceEvent("update", "ns", fmt.Sprint("busy", i)), false) }()
 	}
+	waitFor(t, "two events in flight", func() bool { return ts.srv.inflightEvents.Load() == 2 })
 	answer := make(chan response, 1)
 	go func() { answer <- send(t, ts.url, fooResourceEvent("update", "ns", "a"), false) }()
 	// A negative can only be watched for a while.
 	select {
 	case got := <-answer:
-		t.Fatalf("answered %d %q with two connections open", got.code, got.body)
+		t.Fatalf("answered %d %q with two connections busy", got.code, got.body)
 	case <-time.After(200 * time.Millisecond):
 	}
-	idle[0].Close()
+	close(release)
 	if got := <-answer; got.code != http.StatusOK {
-		t.Errorf("answer once a connection closed = %d %q, want 200", got.code, got.body)
+		t.Errorf("answer once a connection was free = %d %q, want 200", got.code, got.body)
+	}
+	for range 2 {
+		if got := <-busy; got.code != http.StatusOK {
+			t.Errorf("busy event answered %d %q, want 200", got.code, got.body)
+		}
 	}
 }

@@ -30,7 +30,6 @@ import (
 
 	"go.opentelemetry.io/otel/metric"
 	"go.uber.org/zap"
-	"golang.org/x/net/netutil"
 	"golang.org/x/sync/semaphore"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
@@ -70,8 +69,10 @@ type Options struct {
 	// MaxInflightEvents caps the events handled at once; more are answered
 	// 503 at once.
 	MaxInflightEvents int
-	// MaxConnections caps the connections open at once, idle ones included;
-	// more wait in the kernel's queue to be accepted. Keep it above
+	// MaxConnections caps the connections open at once. At the cap, a new
+	// connection takes the place of the one idle longest (between requests,
+	// or yet to send one); only while every connection is busy with a
+	// request does it wait in the kernel's queue. Keep it above
 	// MaxInflightEvents and the sender's own limits (Knative's
 	// containerConcurrency), so that only a flood waits.
 	MaxConnections int
@@ -155,6 +156,8 @@ type Server struct {
 	decoder  *Decoder
 	resync   KeyLister
 	ready    atomic.Bool
+	// draining answers every new event 503: the process is stopping.
+	draining atomic.Bool
 
 	// enqueued, if set, is called once an event's keys are enqueued (tests).
 	enqueued func()
@@ -216,7 +219,9 @@ func (s *Server) Handler() http.Handler {
 	return mux
 }
 
-// Run starts the workers and serves until ctx is done, then drains: it stops
+// Run starts the workers and serves until ctx is done, then drains: it
+// answers 503 to every event that arrives from then on (on the connections
+// open, and on those the kernel has queued, which it takes in), stops
 // accepting, lets in-flight events be answered and their reconciles finish
 // (within ShutdownTimeout), then stops the workers. ready, if not nil, is
 // called with the listening address once the server accepts connections.
@@ -226,7 +231,7 @@ func (s *Server) Run(ctx context.Context, ready func(net.Addr)) error {
 	if err != nil {
 		return fmt.Errorf("failed to listen on %s: %w", s.opts.Address, err)
 	}
-	ln = netutil.LimitListener(ln, s.opts.MaxConnections)
+	limiter := newConnLimiter(ln, s.opts.MaxConnections)
 
 	// The workers outlive ctx: they finish what in-flight events wait for.
 	implCtx, stopImpl := context.WithCancel(context.WithoutCancel(ctx))
@@ -241,9 +246,10 @@ func (s *Server) Run(ctx context.Context, ready func(net.Addr)) error {
 		WriteTimeout:      s.opts.AckDeadline + 10*time.Second,
 		IdleTimeout:       90 * time.Second,
 		BaseContext:       func(net.Listener) context.Context { return logging.WithLogger(context.Background(), logger) },
+		ConnState:         limiter.Track,
 	}
 	serveDone := make(chan error, 1)
-	go func() { serveDone <- srv.Serve(ln) }()
+	go func() { serveDone <- srv.Serve(limiter) }()
 	s.ready.Store(true)
 	s.metrics.coldStarts.Add(ctx, 1)
 	logger.Infow("Receiving events", zap.String("address", ln.Addr().String()))
@@ -263,10 +269,24 @@ func (s *Server) Run(ctx context.Context, ready func(net.Addr)) error {
 	logger.Info("Draining: answering in-flight events")
 	drainCtx, cancel := context.WithTimeout(context.Background(), s.opts.ShutdownTimeout)
 	defer cancel()
-	if err := srv.Shutdown(drainCtx); err != nil {
-		logger.Warnw("In-flight events were not all answered in time", zap.Error(err))
-		_ = srv.Close()
+	if serveErr == nil {
+		// Every connection the kernel queued is taken in and answered 503,
+		// then the listener closes: later ones are refused, none is reset.
+		s.draining.Store(true)
+		srv.SetKeepAlivesEnabled(false)
+		limiter.drain()
+		select {
+		case err := <-serveDone:
+			if !errors.Is(err, errDrained) {
+				serveErr = err
+			}
+		case <-drainCtx.Done():
+		}
 	}
+	if err := limiter.awaitClosed(drainCtx); err != nil {
+		logger.Warnw("In-flight events were not all answered in time", zap.Error(err))
+	}
+	_ = srv.Close()
 	stopImpl()
 	select {
 	case err := <-implDone:
@@ -301,6 +321,11 @@ func (s *Server) answer(w http.ResponseWriter, r *http.Request, arrived time.Tim
 	if r.Method != http.MethodPost {
 		w.Header().Set("Allow", http.MethodPost)
 		reply(w, http.StatusMethodNotAllowed, "CloudEvents are POSTed")
+		return "", false
+	}
+	if s.draining.Load() {
+		w.Header().Set("Connection", "close")
+		reply(w, http.StatusServiceUnavailable, "shutting down")
 		return "", false
 	}
 	done, ok := s.admit(w)

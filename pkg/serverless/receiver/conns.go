@@ -1,0 +1,243 @@
+/*
+Copyright The Foo Operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package receiver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"sync"
+	"time"
+)
+
+// connLimiter is a listener that keeps at most max connections open, and
+// makes room for a new one by closing the one idle longest: an idle
+// keep-alive connection, or one that has not sent a byte of a request yet.
+// Only when every connection is busy with a request does a new one wait;
+// requests are bounded by MaxInflightEvents and their deadlines, so that
+// wait is short. (netutil.LimitListener counts idle connections as busy:
+// a client holding max idle connections kept every other sender waiting for
+// the idle timeout.)
+//
+// Its Track method is the http.Server's ConnState hook, which tells it what
+// each connection is doing.
+//
+// On shutdown, drain accepts what the kernel has queued without waiting for
+// room (each is answered at once, see Server.draining), then closes: a
+// connection that reached the queue gets an HTTP answer, and one that
+// arrives later is refused, instead of being reset with the queue.
+type connLimiter struct {
+	net.Listener
+	max int
+	// grace is how long a new connection may stay silent before it may be
+	// closed to make room.
+	grace time.Duration
+
+	mu       sync.Mutex
+	changed  *sync.Cond
+	conns    map[net.Conn]*connState
+	draining bool
+	drainEnd time.Time
+}
+
+// connState is what a connection is doing, and since when.
+type connState struct {
+	idle  bool // no request in progress: StateNew or StateIdle
+	fresh bool // StateNew: no request yet
+	since time.Time
+}
+
+// silentGrace is how long a new connection may stay silent before it may
+// be closed to make room: far longer than a sender takes to send its
+// request, far shorter than ReadHeaderTimeout.
+const silentGrace = time.Second
+
+// errDrained ends Serve once drain has accepted what was queued.
+var errDrained = errors.New("listener drained")
+
+func newConnLimiter(ln net.Listener, max int) *connLimiter {
+	l := &connLimiter{Listener: ln, max: max, grace: silentGrace, conns: make(map[net.Conn]*connState, max)}
+	l.changed = sync.NewCond(&l.mu)
+	return l
+}
+
+// Accept returns the next connection once there is room for it; while
+// draining, the next one queued, or errDrained once none has arrived for
+// drainQuiet, or drainLongest has passed.
+func (l *connLimiter) Accept() (net.Conn, error) {
+	l.mu.Lock()
+	if l.draining {
+		deadline := time.Now().Add(drainQuiet)
+		if deadline.After(l.drainEnd) {
+			deadline = l.drainEnd
+		}
+		l.setDeadline(deadline)
+	}
+	l.mu.Unlock()
+	c, err := l.Listener.Accept()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if err != nil {
+		if l.draining {
+			return nil, errDrained
+		}
+		return nil, err
+	}
+	for len(l.conns) >= l.max && !l.draining {
+		victim, retry := l.idlest(time.Now())
+		if victim != nil {
+			delete(l.conns, victim)
+			_ = victim.Close()
+			break
+		}
+		if retry > 0 { // a new connection may be silent: look again then
+			t := time.AfterFunc(retry, func() {
+				l.mu.Lock()
+				defer l.mu.Unlock()
+				l.changed.Broadcast()
+			})
+			l.changed.Wait()
+			t.Stop()
+			continue
+		}
+		l.changed.Wait()
+	}
+	l.conns[c] = &connState{idle: true, fresh: true, since: time.Now()}
+	return c, nil
+}
+
+// While draining, Accept waits drainQuiet for one more connection, and
+// takes none after drainLongest: what the kernel had queued is taken in at
+// once; a client that keeps connecting does not hold the listener open.
+const (
+	drainQuiet   = 10 * time.Millisecond
+	drainLongest = time.Second
+)
+
+func (l *connLimiter) setDeadline(t time.Time) {
+	if d, ok := l.Listener.(interface{ SetDeadline(time.Time) error }); ok {
+		_ = d.SetDeadline(t)
+	}
+}
+
+// idlest returns the connection idle longest, or nil when none may be
+// closed yet: then retry, if not 0, says when one may be. A connection yet
+// to send its first request may be closed only once it has been silent for
+// the grace: until its request is read, which a burst of accepts can run
+// ahead of, a sender's first request cannot be told from silence.
+func (l *connLimiter) idlest(now time.Time) (victim net.Conn, retry time.Duration) {
+	var since time.Time
+	for c, s := range l.conns {
+		if !s.idle {
+			continue
+		}
+		if wait := s.since.Add(l.grace).Sub(now); s.fresh && wait > 0 {
+			if retry == 0 || wait < retry {
+				retry = wait
+			}
+			continue
+		}
+		if victim == nil || s.since.Before(since) {
+			victim, since = c, s.since
+		}
+	}
+	return victim, retry
+}
+
+// Track is the http.Server's ConnState hook.
+func (l *connLimiter) Track(c net.Conn, state http.ConnState) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	s, ok := l.conns[c]
+	if !ok {
+		return // closed to make room
+	}
+	switch state {
+	case http.StateActive:
+		s.idle, s.fresh = false, false
+	case http.StateIdle:
+		s.idle, s.since = true, time.Now()
+	case http.StateClosed, http.StateHijacked:
+		delete(l.conns, c)
+	default:
+		return
+	}
+	l.changed.Broadcast()
+}
+
+// drain makes Accept take what the kernel has queued, without waiting for
+// room, and then end Serve with errDrained; the listener closes with Serve.
+func (l *connLimiter) drain() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.draining = true
+	l.drainEnd = time.Now().Add(drainLongest)
+	l.changed.Broadcast()
+	l.setDeadline(time.Now().Add(drainQuiet)) // for an Accept that waits in the kernel
+}
+
+// awaitClosed returns once every connection is closed, or ctx is done:
+// after drain, a connection closes once it is answered (keep-alives are
+// off), and one that stays silent past the grace is closed here. (Not
+// http.Server.Shutdown: a request it reads once shutting down is dropped
+// unanswered, and the connections drain takes in are read from then on.)
+func (l *connLimiter) awaitClosed(ctx context.Context) error {
+	stop := context.AfterFunc(ctx, func() {
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		l.changed.Broadcast()
+	})
+	defer stop()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for len(l.conns) > 0 {
+		if err := ctx.Err(); err != nil {
+			return fmt.Errorf("%d connections still open: %w", len(l.conns), err)
+		}
+		next := time.Duration(0)
+		for c, s := range l.conns {
+			if !s.fresh {
+				continue
+			}
+			if wait := time.Until(s.since.Add(l.grace)); wait > 0 {
+				if next == 0 || wait < next {
+					next = wait
+				}
+				continue
+			}
+			delete(l.conns, c)
+			_ = c.Close()
+		}
+		if len(l.conns) == 0 {
+			break
+		}
+		if next > 0 {
+			t := time.AfterFunc(next, func() {
+				l.mu.Lock()
+				defer l.mu.Unlock()
+				l.changed.Broadcast()
+			})
+			l.changed.Wait()
+			t.Stop()
+			continue
+		}
+		l.changed.Wait()
+	}
+	return nil
+}

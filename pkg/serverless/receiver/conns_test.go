@@ -1,0 +1,238 @@
+/*
+Copyright The Foo Operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package receiver
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	cloudevents "github.com/cloudevents/sdk-go/v2"
+	"github.com/cloudevents/sdk-go/v2/binding"
+	cehttp "github.com/cloudevents/sdk-go/v2/protocol/http"
+	"k8s.io/apimachinery/pkg/util/wait"
+)
+
+// postEvent POSTs e in binary mode through client.
+func postEvent(ctx context.Context, client *http.Client, url string, e cloudevents.Event) (int, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, nil)
+	if err != nil {
+		return 0, err
+	}
+	if err := cehttp.WriteRequest(ctx, binding.ToMessage(&e), req); err != nil {
+		return 0, err
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return 0, err
+	}
+	defer resp.Body.Close()
+	_, err = io.Copy(io.Discard, resp.Body)
+	return resp.StatusCode, err
+}
+
+// idleConn opens a keep-alive connection to addr, completes one request on
+// it and leaves it idle.
+func idleConn(t *testing.T, addr string) net.Conn {
+	t.Helper()
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	if _, err := io.WriteString(c, "GET /healthz HTTP/1.1\r\nHost: test\r\n\r\n"); err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || resp.Close {
+		t.Fatalf("GET /healthz = %d (close %v), want 200 on a kept-alive connection", resp.StatusCode, resp.Close)
+	}
+	return c
+}
+
+// A client holding MaxConnections idle keep-alive connections does not keep
+// a sender out: the idlest gives way. (With the idle ones counted as busy, the
+// sender waited for the server's idle timeout, 90 s.)
+func TestIdleConnectionsGiveWayToASender(t *testing.T) {
+	const max = 20
+	rec := newFakeReconciler(nil)
+	ts := startServer(t, rec, Options{MaxConnections: max})
+	addr := strings.TrimPrefix(ts.url, "http://")
+	for range max {
+		idleConn(t, addr)
+	}
+
+	// Well below the idle timeout, and above any wait this machine makes.
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	client := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
+	code, err := postEvent(ctx, client, ts.url, fooResourceEvent("add", "ns", "a"))
+	if err != nil || code != http.StatusOK {
+		t.Fatalf("event from a new sender: %d, %v; want 200 while idle connections fill the cap", code, err)
+	}
+}
+
+// At the cap, the connection idle longest is closed first, whether it is
+// between requests or yet to send one (once silent for the grace); a busy one
+// is never closed.
+func TestConnLimiterClosesTheIdlestFirst(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	limiter := newConnLimiter(ln, 3)
+	limiter.grace = 0 // (the shutdown test needs the grace: a burst of accepts runs ahead of the reads)
+	release := make(chan struct{})
+	srv := &http.Server{
+		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.URL.Path == "/busy" {
+				<-release
+			}
+		}),
+		ConnState: limiter.Track,
+	}
+	go srv.Serve(limiter)
+	t.Cleanup(func() { close(release); srv.Close() })
+	addr := ln.Addr().String()
+
+	idle := idleConn(t, addr) // idle since now
+	busy, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer busy.Close()
+	if _, err := io.WriteString(busy, "GET /busy HTTP/1.1\r\nHost: test\r\n\r\n"); err != nil {
+		t.Fatal(err)
+	}
+	silent, err := net.Dial("tcp", addr) // yet to send: idle since accepted
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer silent.Close()
+	waitFor(t, "three connections tracked, one busy", func() bool {
+		limiter.mu.Lock()
+		defer limiter.mu.Unlock()
+		n := 0
+		for _, s := range limiter.conns {
+			if !s.idle {
+				n++
+			}
+		}
+		return len(limiter.conns) == 3 && n == 1
+	})
+
+	for i, closed := range []net.Conn{idle, silent} {
+		// A transport of its own: a new connection, which stays open.
+		tr := &http.Transport{}
+		defer tr.CloseIdleConnections()
+		client := &http.Client{Transport: tr, Timeout: 5 * time.Second}
+		resp, err := client.Get("http://" + addr + "/")
+		if err != nil {
+			t.Fatalf("new connection %d at the cap: %v", i, err)
+		}
+		resp.Body.Close()
+		_ = closed.SetReadDeadline(time.Now().Add(5 * time.Second))
+		if _, err := closed.Read(make([]byte, 1)); !errors.Is(err, io.EOF) && !errors.Is(err, syscall.ECONNRESET) {
+			t.Errorf("connection %d read: %v, want it closed to make room", i, err)
+		}
+	}
+	_ = busy.SetReadDeadline(time.Now().Add(50 * time.Millisecond))
+	if _, err := busy.Read(make([]byte, 1)); !errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Errorf("busy connection read: %v, want it still open, waiting for its answer", err)
+	}
+}
+
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	if err := wait.PollUntilContextTimeout(context.Background(), 5*time.Millisecond, 10*time.Second, true,
+		func(context.Context) (bool, error) { return cond(), nil }); err != nil {
+		t.Fatal("waiting for", what)
+	}
+}
+
+// SIGTERM in the middle of a burst of more events than MaxConnections: every
+// connection gets an HTTP answer (200 for what was reconciled, 503 for what
+// will not be) or, after the listener closed, is refused; none is reset.
+func TestShutdownMidBurstAnswersOrRefusesEveryConnection(t *testing.T) {
+	const (
+		events = 300
+		max    = 30
+	)
+	release := make(chan struct{})
+	rec := newFakeReconciler(func(context.Context, string) error { <-release; return nil })
+	// Every connection busy with an event, the rest queued in the kernel.
+	ts := startServer(t, rec, Options{MaxConnections: max, MaxInflightEvents: max})
+
+	client := &http.Client{Transport: &http.Transport{DisableKeepAlives: true, }}
+	var (
+		mu      sync.Mutex
+		codes   = map[int]int{}
+		refused int
+		failed  []string
+	)
+	var wg sync.WaitGroup
+	for i := range events {
+		wg.Go(func() {
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			code, err := postEvent(ctx, client, ts.url, fooResourceEvent("add", "ns", fmt.Sprint("f", i)))
+			mu.Lock()
+			defer mu.Unlock()
+			switch {
+			case err == nil:
+				codes[code]++
+			case errors.Is(err, syscall.ECONNREFUSED):
+				refused++
+			default:
+				failed = append(failed, err.Error())
+			}
+		})
+	}
+	waitFor(t, "the cap's worth of events in flight", func() bool { return ts.srv.inflightEvents.Load() == max })
+	ts.stop()
+	close(release)
+	wg.Wait()
+	err := <-ts.done
+	ts.done <- err
+
+	t.Logf("answers %v, refused %d, failed %d", codes, refused, len(failed))
+	if len(failed) > 0 {
+		t.Errorf("%d of %d events got no HTTP answer, e.g. %s", len(failed), events, strings.Join(failed, "; "))
+	}
+	for code, n := range codes {
+		if code != http.StatusOK && code != http.StatusServiceUnavailable {
+			t.Errorf("%d events answered %d, want 200 or 503", n, code)
+		}
+	}
+	if codes[http.StatusServiceUnavailable] == 0 {
+		t.Error("no event answered 503: SIGTERM was not mid-burst")
+	}
+}
