@@ -191,7 +191,7 @@ func TestShutdownMidBurstAnswersOrRefusesEveryConnection(t *testing.T) {
 	// Every connection busy with an event, the rest queued in the kernel.
 	ts := startServer(t, rec, Options{MaxConnections: max, MaxInflightEvents: max})
 
-	client := &http.Client{Transport: &http.Transport{DisableKeepAlives: true, }}
+	client := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
 	var (
 		mu      sync.Mutex
 		codes   = map[int]int{}
