@@ -74,6 +74,10 @@ type Parts struct {
 	Reconciler controller.Reconciler
 	// Owned are the kinds that owners control, whose events wake their owner.
 	Owned []receiver.Owned
+	// Settled are the reasons of an owner's Ready condition, when not True,
+	// that no reconcile can change (see receiver.Decoder.Settled): updates
+	// of an owner reconciled with such a reason are not reconciled again.
+	Settled []string
 	// Resync returns the keys that a resync reconciles (the ping's and the
 	// cold start's): those that may need work.
 	Resync receiver.KeyLister
@@ -182,7 +186,7 @@ func Main(op Operator) {
 
 	writes := ownwrites.New(ownwrites.DefaultMax)
 	parts := op.New(partsCtx, writes)
-	decoder := &receiver.Decoder{Owner: op.Owner, Owned: parts.Owned, OwnWrites: writes, SkipNoOp: true, Handoff: handoffs}
+	decoder := &receiver.Decoder{Owner: op.Owner, Owned: parts.Owned, Settled: parts.Settled, OwnWrites: writes, SkipNoOp: true, Handoff: handoffs}
 	srv := receiver.New(partsCtx, parts.Reconciler, decoder, parts.Resync, *opts)
 	err = srv.Run(ctx, nil)
 	// The last metrics are exported before the process goes.

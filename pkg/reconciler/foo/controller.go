@@ -50,7 +50,10 @@ func New(ctx context.Context, writes *ownwrites.Record) serverless.Parts {
 	return serverless.Parts{
 		Reconciler: NewReconciler(ctx, writes),
 		Owned:      []receiver.Owned{deployments},
-		Resync:     lister.KeysNeedingWork,
+		// Changed only by the Deployment's rollout, or a new spec: a
+		// refused name (DeploymentNotOwned) is not, a reconcile may take it.
+		Settled: []string{samplesv1alpha1.ReasonDeploymentRollingOut, samplesv1alpha1.ReasonDeploymentFailed, samplesv1alpha1.ReasonSpecInvalid},
+		Resync:  lister.KeysNeedingWork,
 	}
 }
 

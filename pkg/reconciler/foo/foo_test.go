@@ -175,6 +175,17 @@ func TestReconcile(t *testing.T) {
 		}},
 		WantEvents: []string{Eventf(corev1.EventTypeNormal, "DeploymentCreated", "Created deployment %q", depName)},
 	}, {
+		// Its update (a label, an annotation) is reconciled although its
+		// status reports its generation: DeploymentNotOwned is not settled.
+		Name:        "Foo refused its Deployment's name, now free: create it, report the rollout",
+		Key:         key,
+		Objects:     []runtime.Object{NewFoo(fooName, ns, base(WithInitFooConditions, WithDeploymentNotOwned, WithObservedGeneration))},
+		WantCreates: []runtime.Object{owned},
+		WantStatusUpdates: []clientgotesting.UpdateActionImpl{{
+			Object: NewFoo(fooName, ns, base(WithInitFooConditions, WithStatusOf(owned), WithObservedGeneration)),
+		}},
+		WantEvents: []string{Eventf(corev1.EventTypeNormal, "DeploymentCreated", "Created deployment %q", depName)},
+	}, {
 		Name:    "replicas default to 1",
 		Key:     key,
 		Objects: []runtime.Object{NewFoo(fooName, ns, WithDeploymentName(depName))},

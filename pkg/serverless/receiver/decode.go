@@ -22,9 +22,11 @@ import (
 	"errors"
 	"fmt"
 	"mime"
+	"slices"
 	"strings"
 
 	cloudevents "github.com/cloudevents/sdk-go/v2"
+	"golang.org/x/sync/singleflight"
 	corev1 "k8s.io/api/core/v1"
 	apierrs "k8s.io/apimachinery/pkg/api/errors"
 	apivalidation "k8s.io/apimachinery/pkg/api/validation"
@@ -34,6 +36,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"knative.dev/eventing/pkg/apis/sources"
+	"knative.dev/pkg/apis"
 
 	"github.com/frugal-operator/foo-operator/pkg/serverless/handoff"
 	"github.com/frugal-operator/foo-operator/pkg/serverless/ownwrites"
@@ -98,17 +101,28 @@ type Decoder struct {
 	// add while the reconciler's create of that object is in flight, only
 	// reports that write, and is ignored.
 	OwnWrites *ownwrites.Record
-	// SkipNoOp ignores owner events that ask for nothing: an update of an
-	// object whose status already reports its generation (a reconciler's own
-	// status write, typically), and a delete (garbage collection removes
+	// SkipNoOp ignores owner events that ask for nothing: an update of a
+	// converged object (see Settled; a reconciler's own status write,
+	// typically), and a delete (garbage collection removes
 	// what it owned). Resource mode only: Reference mode does not carry them.
 	SkipNoOp bool
+	// Settled are the reasons of an owner's Ready condition, when it is not
+	// True, that no reconcile can change: only a change of something that
+	// sends its own event (an owned object's rollout, a new spec). An owner
+	// whose status reports its generation is converged when its Ready is
+	// True or has such a reason; otherwise (a name refused while another
+	// held it, say) a reconcile may yet change it: SkipNoOp reconciles its
+	// updates, so that a label or an annotation forces a retry.
+	Settled []string
 	// Handoff, if set, keeps the object of an owner's add event for the
 	// reconcile of its key, in place of a read, when the event may be
 	// believed for it: its sender delivers in order (see Verifier), and
 	// the owner was never reconciled (status.observedGeneration 0) and is
 	// not being deleted. Any other event of that owner forgets it.
 	Handoff *handoff.Store
+
+	waiting waiting
+	lookups singleflight.Group
 }
 
 // Owned is a kind of object that owners control.
@@ -120,7 +134,10 @@ type Owned struct {
 	// Claimants, if set, is asked when an object that an owner controlled is
 	// deleted (Resource mode): which other owners want an object of that
 	// name, and were refused it while holder had it? They are reconciled
-	// too, so that one converges as soon as the name is free.
+	// too, so that one converges as soon as the name is free. It is asked
+	// only when some other owner of that namespace may wait (its Ready not
+	// True for a reason not Settled, or listed by the last resync), so that
+	// a forged delete costs no more than its owner's reconcile.
 	Claimants func(ctx context.Context, namespace, name, holder string) ([]types.NamespacedName, error)
 }
 
@@ -159,8 +176,44 @@ type eventObject struct {
 	} `json:"metadata"`
 	Status struct {
 		ObservedGeneration int64 `json:"observedGeneration"`
+		Conditions         []struct {
+			Type   string `json:"type"`
+			Status string `json:"status"`
+			Reason string `json:"reason"`
+		} `json:"conditions"`
 	} `json:"status"`
 }
+
+// converged tells whether o's status reports its generation and a Ready
+// condition that is True or that only others can change (see
+// Decoder.Settled).
+func (d *Decoder) converged(o *eventObject) bool {
+	if o.Metadata.Generation == 0 || o.Status.ObservedGeneration != o.Metadata.Generation {
+		return false
+	}
+	for _, c := range o.Status.Conditions {
+		if c.Type == string(apis.ConditionReady) {
+			return c.Status == string(corev1.ConditionTrue) || slices.Contains(d.Settled, c.Reason)
+		}
+	}
+	return false
+}
+
+// learn records whether the owner o, of key, waits for a reconcile that
+// could change its state (see waiting).
+func (d *Decoder) learn(verb string, o *eventObject, key types.NamespacedName) {
+	switch {
+	case verb == "delete" || o.Metadata.DeletionTimestamp != nil:
+		d.waiting.set(key, false)
+	case o.Metadata.Generation != 0 && o.Status.ObservedGeneration == o.Metadata.Generation:
+		d.waiting.set(key, !d.converged(o))
+	}
+	// A generation not yet reconciled: its reconcile's status write tells.
+}
+
+// Listed tells the decoder that keys are every owner that may need work, as
+// a resync listed them.
+func (d *Decoder) Listed(keys []types.NamespacedName) { d.waiting.listedAll(keys) }
 
 // Decode returns what the event asks for. Errors are BadEventErrors when the
 // event cannot be used, other errors when reading the API server failed.
@@ -201,6 +254,7 @@ func (d *Decoder) decodeResource(ctx context.Context, e *cloudevents.Event, verb
 			return t, err
 		}
 		d.handOff(ctx, verb, &obj, e.Data(), t.Keys[0])
+		d.learn(verb, &obj, t.Keys[0])
 		if d.SkipNoOp {
 			if why := d.nothingToDo(verb, &obj); why != "" {
 				return Target{Ignored: why}, nil
@@ -226,14 +280,19 @@ func (d *Decoder) decodeResource(ctx context.Context, e *cloudevents.Event, verb
 	if verb != "delete" && own(gk, meta.Namespace, meta.Name, meta.ResourceVersion) {
 		return Target{Ignored: fmt.Sprintf("resourceVersion %s of %s/%s is the reconciler's own write", meta.ResourceVersion, meta.Namespace, meta.Name)}, nil
 	}
-	if verb != "delete" || owned.Claimants == nil {
-		return t, nil
+	if verb != "delete" || owned.Claimants == nil || !d.waiting.mayWaitIn(meta.Namespace, t.Keys[0].Name) {
+		return t, nil // nobody but its owner can want the name: no lookup
 	}
-	claimants, err := owned.Claimants(ctx, meta.Namespace, meta.Name, t.Keys[0].Name)
+	// Deletes of one object arriving together (a flood of forged ones, say)
+	// share one lookup.
+	holder := t.Keys[0].Name
+	found, err, _ := d.lookups.Do(strings.Join([]string{gk.String(), meta.Namespace, meta.Name, holder}, "/"), func() (any, error) {
+		return owned.Claimants(ctx, meta.Namespace, meta.Name, holder)
+	})
 	if err != nil {
 		return Target{}, err
 	}
-	t.Keys = append(t.Keys, claimants...)
+	t.Keys = append(t.Keys, found.([]types.NamespacedName)...)
 	return t, nil
 }
 
@@ -267,8 +326,8 @@ func (d *Decoder) nothingToDo(verb string, o *eventObject) string {
 	case "delete":
 		return "a deleted " + d.Owner.Kind + " has nothing to reconcile; garbage collection removes what it owned"
 	case "update":
-		if o.Metadata.DeletionTimestamp == nil && o.Metadata.Generation > 0 && o.Status.ObservedGeneration == o.Metadata.Generation {
-			return fmt.Sprintf("generation %d is already reconciled", o.Metadata.Generation)
+		if o.Metadata.DeletionTimestamp == nil && d.converged(o) {
+			return fmt.Sprintf("generation %d is already reconciled and converged", o.Metadata.Generation)
 		}
 	}
 	return ""

@@ -172,12 +172,28 @@ func TestDecodeRefReadFailureIsTransient(t *testing.T) {
 	}
 }
 
+// withReady gives e's object a generation, the generation its status
+// reports, and a Ready condition (none when status is "").
+func withReady(e cloudevents.Event, generation, observed int, status, reason string) cloudevents.Event {
+	return editObject(e, func(obj map[string]any) {
+		obj["metadata"].(map[string]any)["generation"] = generation
+		st := map[string]any{"observedGeneration": observed}
+		if status != "" {
+			st["conditions"] = []any{
+				map[string]any{"type": "DeploymentReady", "status": status, "reason": reason},
+				map[string]any{"type": "Ready", "status": status, "reason": reason},
+			}
+		}
+		obj["status"] = st
+	})
+}
+
+// settled are the test Foo's reasons that no reconcile can change.
+var settled = []string{"DeploymentRollingOut", "SpecInvalid"}
+
 func TestDecodeSkipNoOp(t *testing.T) {
-	withStatus := func(e cloudevents.Event, generation, observed int) cloudevents.Event {
-		return editObject(e, func(obj map[string]any) {
-			obj["metadata"].(map[string]any)["generation"] = generation
-			obj["status"] = map[string]any{"observedGeneration": observed}
-		})
+	update := func(generation, observed int, status, reason string) cloudevents.Event {
+		return withReady(fooResourceEvent("update", "ns", "a"), generation, observed, status, reason)
 	}
 	tests := []struct {
 		name     string
@@ -185,10 +201,15 @@ func TestDecodeSkipNoOp(t *testing.T) {
 		skip     bool
 		wantKeys bool
 	}{
-		{"update already reconciled", withStatus(fooResourceEvent("update", "ns", "a"), 2, 2), true, false},
-		{"update already reconciled, skip off", withStatus(fooResourceEvent("update", "ns", "a"), 2, 2), false, true},
-		{"update of a new generation", withStatus(fooResourceEvent("update", "ns", "a"), 3, 2), true, true},
-		{"add", withStatus(fooResourceEvent("add", "ns", "a"), 1, 1), true, true},
+		{"update already reconciled, Ready", update(2, 2, "True", ""), true, false},
+		{"update already reconciled, Ready, skip off", update(2, 2, "True", ""), false, true},
+		{"update already reconciled, rolling out (settled)", update(2, 2, "Unknown", "DeploymentRollingOut"), true, false},
+		{"update already reconciled, spec invalid (settled)", update(2, 2, "False", "SpecInvalid"), true, false},
+		// A reconcile may change it: a label or an annotation forces one.
+		{"update already reconciled, name refused", update(2, 2, "False", "DeploymentNotOwned"), true, true},
+		{"update already reconciled, no Ready condition", update(2, 2, "", ""), true, true},
+		{"update of a new generation", update(3, 2, "True", ""), true, true},
+		{"add", withReady(fooResourceEvent("add", "ns", "a"), 1, 1, "True", ""), true, true},
 		{"foo delete", fooResourceEvent("delete", "ns", "a"), true, false},
 		{"foo delete, skip off", fooResourceEvent("delete", "ns", "a"), false, true},
 		{"owned deployment", deploymentResourceEvent("update", "ns", "web", "a"), true, true},
@@ -199,7 +220,7 @@ func TestDecodeSkipNoOp(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			d, _ := newDecoder()
-			d.SkipNoOp = tc.skip
+			d.SkipNoOp, d.Settled = tc.skip, settled
 			got, err := d.Decode(context.Background(), &tc.event)
 			if err != nil {
 				t.Fatal(err)
@@ -263,6 +284,64 @@ func TestDecodeDeletedDeploymentWakesItsClaimants(t *testing.T) {
 			}
 			if diff := cmp.Diff(tc.wantKeys, target.Keys); diff != "" {
 				t.Error("keys (-want, +got):", diff)
+			}
+		})
+	}
+}
+
+// A Deployment's delete (a forged one: the Deployment is live) costs the
+// API server nothing in the decoder unless the decoder's state says another
+// Foo of its namespace may wait for the name; then one lookup.
+func TestADeletedDeploymentsClaimantsAreLookedUpOnlyWhenOneMayWait(t *testing.T) {
+	refused := func(ns, name string) cloudevents.Event {
+		return withReady(fooResourceEvent("update", ns, name), 1, 1, "False", "DeploymentNotOwned")
+	}
+	ready := func(ns, name string) cloudevents.Event {
+		return withReady(fooResourceEvent("update", ns, name), 1, 1, "True", "")
+	}
+	tests := []struct {
+		name    string
+		listed  []types.NamespacedName // nil: no resync listed yet
+		before  []cloudevents.Event
+		lookups int
+	}{
+		{name: "no resync listed yet: nothing known", lookups: 1},
+		{name: "listed, nobody waits", listed: []types.NamespacedName{}, lookups: 0},
+		{name: "listed, another Foo of the namespace listed", listed: key("ns", "b"), lookups: 1},
+		{name: "listed, a Foo of another namespace listed", listed: key("other", "b"), lookups: 0},
+		{name: "listed, only the holder listed", listed: key("ns", "a"), lookups: 0},
+		{name: "a Foo of the namespace refused its name since", listed: []types.NamespacedName{}, before: []cloudevents.Event{refused("ns", "b")}, lookups: 1},
+		{name: "refused, then Ready", listed: []types.NamespacedName{}, before: []cloudevents.Event{refused("ns", "b"), ready("ns", "b")}, lookups: 0},
+		{name: "listed, then Ready", listed: key("ns", "b"), before: []cloudevents.Event{ready("ns", "b")}, lookups: 0},
+		{name: "refused, then deleted", listed: []types.NamespacedName{}, before: []cloudevents.Event{refused("ns", "b"), fooResourceEvent("delete", "ns", "b")}, lookups: 0},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			d, kc := newDecoder(ownedDeployment("ns", "web", "a")) // live
+			d.SkipNoOp, d.Settled = true, settled
+			lookups := 0
+			d.Owned[0].Claimants = func(context.Context, string, string, string) ([]types.NamespacedName, error) {
+				lookups++
+				return nil, nil
+			}
+			if tc.listed != nil {
+				d.Listed(tc.listed)
+			}
+			for _, e := range tc.before {
+				if _, err := d.Decode(context.Background(), &e); err != nil {
+					t.Fatal(err)
+				}
+			}
+			e := deploymentResourceEvent("delete", "ns", "web", "a")
+			target, err := d.Decode(context.Background(), &e)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(key("ns", "a"), target.Keys); diff != "" {
+				t.Error("keys (-want, +got):", diff)
+			}
+			if lookups != tc.lookups || len(kc.Actions()) != 0 {
+				t.Errorf("lookups = %d and API requests %d, want %d and 0", lookups, len(kc.Actions()), tc.lookups)
 			}
 		})
 	}

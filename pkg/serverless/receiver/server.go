@@ -402,6 +402,7 @@ func (s *Server) listForResync(ctx context.Context, trigger string) ([]types.Nam
 	keys, err := s.resync(ctx)
 	if err == nil {
 		s.metrics.resync(ctx, trigger, len(keys), time.Since(start))
+		s.decoder.Listed(keys)
 	}
 	return keys, err
 }

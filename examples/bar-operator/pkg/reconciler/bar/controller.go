@@ -50,6 +50,9 @@ func New(ctx context.Context, writes *ownwrites.Record) serverless.Parts {
 		Owned: []receiver.Owned{receiver.OwnedKind(configMapKind, func(ns string) uncached.Client[*corev1.ConfigMap, *corev1.ConfigMapList] {
 			return kc.CoreV1().ConfigMaps(ns)
 		})},
+		// Changed only by a new spec: a refused name (ConfigMapNotOwned) is
+		// not, a reconcile may take it.
+		Settled: []string{examplev1alpha1.ReasonSpecInvalid},
 		Resync: resync.Pairs[*examplev1alpha1.Bar, *corev1.ConfigMap]{
 			Owners: func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
 				return bc.Bars(metav1.NamespaceAll).List(ctx, opts)
