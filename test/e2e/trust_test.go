@@ -28,6 +28,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/util/retry"
 	"knative.dev/pkg/ptr"
 
@@ -243,16 +244,7 @@ func TestRefusedFooGetsTheNameWhenItsHolderGoes(t *testing.T) {
 // PingSource's schedule bounds it.
 func TestRefusedFooConvergesAtTheNextResync(t *testing.T) {
 	ns := namespace(t)
-	foreign := &appsv1.Deployment{
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "foreign"},
-		Spec: appsv1.DeploymentSpec{
-			Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "other"}},
-			Template: corev1.PodTemplateSpec{
-				ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": "other"}},
-				Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "other", Image: "other"}}},
-			},
-		},
-	}
+	foreign := foreignDeployment(ns, "foreign")
 	if _, err := env.Kube.AppsV1().Deployments(ns).Create(context.Background(), foreign, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
@@ -286,4 +278,78 @@ func waitRefused(t *testing.T, ns, name string) {
 		c := f.Status.GetCondition(samplesv1alpha1.FooConditionDeploymentReady)
 		return c != nil && c.Reason == samplesv1alpha1.ReasonDeploymentNotOwned, fmt.Sprintf("condition %+v", c)
 	})
+}
+
+// A Foo refused a name that a foreign Deployment holds, whose status reports
+// its generation, converges when a label is put on it once that Deployment
+// is gone (nothing reports that deletion): its update is not skipped, since
+// DeploymentNotOwned is a state a reconcile may change. No resync runs here.
+func TestALabelRetriesARefusedFoo(t *testing.T) {
+	ns := namespace(t)
+	foreign := foreignDeployment(ns, "foreign")
+	if _, err := env.Kube.AppsV1().Deployments(ns).Create(context.Background(), foreign, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	createFoo(t, newFoo(ns, "refused", "foreign", 1))
+	waitRefused(t, ns, "refused")
+	if err := env.Kube.AppsV1().Deployments(ns).Delete(context.Background(), "foreign", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+
+	// What `kubectl label foo refused poke=1` sends.
+	if _, err := env.Foos.SamplecontrollerV1alpha1().Foos(ns).Patch(context.Background(), "refused", types.MergePatchType,
+		[]byte(`{"metadata":{"labels":{"poke":"1"}}}`), metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the refused Foo takes the name", func(ctx context.Context) (bool, string) {
+		d, err := getDeployment(ctx, ns, "foreign")
+		if err != nil {
+			return false, err.Error()
+		}
+		ref := metav1.GetControllerOf(d)
+		return ref != nil && ref.Name == "refused", fmt.Sprintf("controlled by %v", ref)
+	})
+}
+
+// Forged deletes of a live Deployment cost the API server what its Foo's
+// reconcile costs (reads of the Foo and the Deployment), and nothing more:
+// no Foo of its namespace waits for a name, so nobody else is looked up.
+func TestAForgedDeleteCostsOnlyItsFoosReconcile(t *testing.T) {
+	ns := namespace(t)
+	createFoo(t, newFoo(ns, "real", "real", 1))
+	_, dep := convergedFoo(t, ns, "real")
+
+	_, from := reconcilerAudit(t, 0)
+	const n = 20
+	for range n {
+		if code, body, err := env.SendObject(context.Background(), "delete", sentDeployment(dep), "deployments"); err != nil || code != http.StatusOK {
+			t.Fatalf("forged delete answered %d %s %v, want 200 (the real Foo reconciled)", code, body, err)
+		}
+	}
+	// The audit log is written before each response: every request the
+	// events caused is there once they are answered.
+	events, _ := reconcilerAudit(t, from)
+	count := map[string]int{}
+	for _, e := range events {
+		if e.ObjectRef.Namespace == ns {
+			count[e.Verb+" "+e.ObjectRef.Resource]++
+		}
+	}
+	if count["list foos"] != 0 || count["get foos"] > n || count["get deployments"] > n || len(count) > 2 {
+		t.Errorf("%d forged deletes made %v; want at most one GET of the Foo and one of the Deployment each, no LIST", n, count)
+	}
+}
+
+// foreignDeployment is a Deployment no Foo controls.
+func foreignDeployment(ns, name string) *appsv1.Deployment {
+	return &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+		Spec: appsv1.DeploymentSpec{
+			Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "other"}},
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": "other"}},
+				Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "other", Image: "other"}}},
+			},
+		},
+	}
 }
