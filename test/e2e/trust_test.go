@@ -244,15 +244,7 @@ func TestRefusedFooGetsTheNameWhenItsHolderGoes(t *testing.T) {
 // PingSource's schedule bounds it.
 func TestRefusedFooConvergesAtTheNextResync(t *testing.T) {
 	ns := namespace(t)
-	foreign := foreignDeployment(ns, "foreign")
-	if _, err := env.Kube.AppsV1().Deployments(ns).Create(context.Background(), foreign, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	createFoo(t, newFoo(ns, "refused", "foreign", 1))
-	waitRefused(t, ns, "refused")
-	if err := env.Kube.AppsV1().Deployments(ns).Delete(context.Background(), "foreign", metav1.DeleteOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	refusedByAForeignDeploymentNowGone(t, ns)
 
 	if _, err := env.Resync(context.Background()); err != nil {
 		t.Fatal(err)
@@ -286,15 +278,7 @@ func waitRefused(t *testing.T, ns, name string) {
 // DeploymentNotOwned is a state a reconcile may change. No resync runs here.
 func TestALabelRetriesARefusedFoo(t *testing.T) {
 	ns := namespace(t)
-	foreign := foreignDeployment(ns, "foreign")
-	if _, err := env.Kube.AppsV1().Deployments(ns).Create(context.Background(), foreign, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	createFoo(t, newFoo(ns, "refused", "foreign", 1))
-	waitRefused(t, ns, "refused")
-	if err := env.Kube.AppsV1().Deployments(ns).Delete(context.Background(), "foreign", metav1.DeleteOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	refusedByAForeignDeploymentNowGone(t, ns)
 
 	// What `kubectl label foo refused poke=1` sends.
 	if _, err := env.Foos.SamplecontrollerV1alpha1().Foos(ns).Patch(context.Background(), "refused", types.MergePatchType,
@@ -337,6 +321,21 @@ func TestAForgedDeleteCostsOnlyItsFoosReconcile(t *testing.T) {
 	}
 	if count["list foos"] != 0 || count["get foos"] > n || count["get deployments"] > n || len(count) > 2 {
 		t.Errorf("%d forged deletes made %v; want at most one GET of the Foo and one of the Deployment each, no LIST", n, count)
+	}
+}
+
+// refusedByAForeignDeploymentNowGone makes the Foo "refused" of ns, refused
+// the name "foreign" that a Deployment no Foo controls holds, then deletes
+// that Deployment: no event reports that.
+func refusedByAForeignDeploymentNowGone(t *testing.T, ns string) {
+	t.Helper()
+	if _, err := env.Kube.AppsV1().Deployments(ns).Create(context.Background(), foreignDeployment(ns, "foreign"), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	createFoo(t, newFoo(ns, "refused", "foreign", 1))
+	waitRefused(t, ns, "refused")
+	if err := env.Kube.AppsV1().Deployments(ns).Delete(context.Background(), "foreign", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
 	}
 }
 

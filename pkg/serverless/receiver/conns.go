@@ -106,17 +106,7 @@ func (l *connLimiter) Accept() (net.Conn, error) {
 			_ = victim.Close()
 			break
 		}
-		if retry > 0 { // a new connection may be silent: look again then
-			t := time.AfterFunc(retry, func() {
-				l.mu.Lock()
-				defer l.mu.Unlock()
-				l.changed.Broadcast()
-			})
-			l.changed.Wait()
-			t.Stop()
-			continue
-		}
-		l.changed.Wait()
+		l.waitAtMost(retry) // a new connection may be silent: look again then
 	}
 	l.conns[c] = &connState{idle: true, fresh: true, since: time.Now()}
 	return c, nil
@@ -227,17 +217,21 @@ func (l *connLimiter) awaitClosed(ctx context.Context) error {
 		if len(l.conns) == 0 {
 			break
 		}
-		if next > 0 {
-			t := time.AfterFunc(next, func() {
-				l.mu.Lock()
-				defer l.mu.Unlock()
-				l.changed.Broadcast()
-			})
-			l.changed.Wait()
-			t.Stop()
-			continue
-		}
-		l.changed.Wait()
+		l.waitAtMost(next)
 	}
 	return nil
+}
+
+// waitAtMost waits, with l.mu held, for a change of the connections, or for
+// d if it is not 0.
+func (l *connLimiter) waitAtMost(d time.Duration) {
+	if d > 0 {
+		t := time.AfterFunc(d, func() {
+			l.mu.Lock()
+			defer l.mu.Unlock()
+			l.changed.Broadcast()
+		})
+		defer t.Stop()
+	}
+	l.changed.Wait()
 }
