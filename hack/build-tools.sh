@@ -1,4 +1,18 @@
 #!/usr/bin/env bash
+# Copyright The Foo Operator Authors.
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
 # Builds the binaries the local control plane and the e2e tests need, each from
 # its own tools module under hack/tools, into _output/tools/<name>-<version>/.
 # Only what is missing is built. Prints where the binaries are.
