@@ -427,3 +427,33 @@ func binaryHelp(t *testing.T, pkg string) string {
 }
 
 func bufioReader(b []byte) *bufio.Reader { return bufio.NewReader(bytes.NewReader(b)) }
+
+// TestEveryObjectCarriesTheRecommendedLabels: `kubectl get -l
+// app.kubernetes.io/part-of=foo-operator` selects the whole install, with
+// each object's component and the version it came with.
+func TestEveryObjectCarriesTheRecommendedLabels(t *testing.T) {
+	for _, glob := range []string{"*.yaml", "broker/*.yaml"} {
+		for file, ds := range docs(t, glob) {
+			for _, doc := range ds {
+				var u unstructured.Unstructured
+				if err := yaml.Unmarshal(doc, &u.Object); err != nil {
+					t.Fatal(err)
+				}
+				l := u.GetLabels()
+				what := file + ": " + u.GetKind() + " " + u.GetName()
+				for k, want := range map[string]string{
+					"app.kubernetes.io/name":    "foo-operator",
+					"app.kubernetes.io/part-of": "foo-operator",
+					"app.kubernetes.io/version": "devel", // no release yet: the source tree is devel
+				} {
+					if l[k] != want {
+						t.Errorf("%s: label %s = %q, want %q", what, k, l[k], want)
+					}
+				}
+				if !slices.Contains([]string{"operator", "api", "reconciler", "sources", "broker", "dead-letters"}, l["app.kubernetes.io/component"]) {
+					t.Errorf("%s: label app.kubernetes.io/component = %q, want one of the install's components", what, l["app.kubernetes.io/component"])
+				}
+			}
+		}
+	}
+}
