@@ -184,7 +184,7 @@ func TestEveryManifestValidates(t *testing.T) {
 	}
 	want := map[string]int{
 		"v1/Namespace": 2, "v1/ServiceAccount": 4,
-		"rbac.authorization.k8s.io/v1/ClusterRole": 4, "rbac.authorization.k8s.io/v1/ClusterRoleBinding": 4,
+		"rbac.authorization.k8s.io/v1/ClusterRole": 6, "rbac.authorization.k8s.io/v1/ClusterRoleBinding": 4,
 		"rbac.authorization.k8s.io/v1/Role": 2, "rbac.authorization.k8s.io/v1/RoleBinding": 2, "v1/ConfigMap": 2,
 		"apiextensions.k8s.io/v1/CustomResourceDefinition": 2,
 		"sources.knative.dev/v1/ApiServerSource":           6, "sources.knative.dev/v1/PingSource": 3,
@@ -268,6 +268,43 @@ func TestFooSchemaMatchesTheTypes(t *testing.T) {
 func ptr(i int32) *int32 { return &i }
 
 // TestRBAC pins the roles: the e2e tests prove each rule is used and enough.
+// TestAggregatedRoles: the built-in roles gain the Foo rules, and only those;
+// view only reads. (test/e2e proves a user of each may do just that.)
+func TestAggregatedRoles(t *testing.T) {
+	want := map[string]struct {
+		aggregateTo []string
+		verbs       []string
+	}{
+		"foo-operator-edit": {[]string{"admin", "edit"}, []string{"get", "list", "watch", "create", "update", "patch", "delete", "deletecollection"}},
+		"foo-operator-view": {[]string{"view"}, []string{"get", "list", "watch"}},
+	}
+	for file, ds := range docs(t, "200-aggregated-clusterroles.yaml") {
+		for _, doc := range ds {
+			var r rbacv1.ClusterRole
+			decodeStrict(t, file, doc, &r)
+			w, ok := want[r.Name]
+			if !ok {
+				t.Errorf("unexpected ClusterRole %s", r.Name)
+				continue
+			}
+			delete(want, r.Name)
+			for _, to := range w.aggregateTo {
+				if r.Labels["rbac.authorization.k8s.io/aggregate-to-"+to] != "true" {
+					t.Errorf("%s is not aggregated to %s", r.Name, to)
+				}
+			}
+			for _, rule := range r.Rules {
+				if !slices.Equal(rule.APIGroups, []string{samplesv1alpha1.SchemeGroupVersion.Group}) || !slices.Equal(rule.Verbs, w.verbs) {
+					t.Errorf("%s grants %v on %v %v, want %v on Foos only", r.Name, rule.Verbs, rule.APIGroups, rule.Resources, w.verbs)
+				}
+			}
+		}
+	}
+	for name := range want {
+		t.Errorf("no ClusterRole %s", name)
+	}
+}
+
 func TestRBAC(t *testing.T) {
 	roles := map[string][]rbacv1.PolicyRule{}
 	for file, ds := range docs(t, "200-clusterroles.yaml") {

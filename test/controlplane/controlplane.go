@@ -375,9 +375,10 @@ func (c *ControlPlane) RestartAPIServer(ctx context.Context) error {
 }
 
 // controllerManagerControllers are the only controllers worth running where
-// nothing runs pods: owned objects go with their owner, and deleted
-// namespaces are emptied and go away.
-var controllerManagerControllers = []string{"garbage-collector-controller", "namespace-controller"}
+// nothing runs pods: owned objects go with their owner, deleted namespaces
+// are emptied and go away, and aggregated ClusterRoles (config/'s Foo rules
+// in the built-in admin, edit and view) are filled in.
+var controllerManagerControllers = []string{"garbage-collector-controller", "namespace-controller", "clusterrole-aggregation-controller"}
 
 func (c *ControlPlane) startControllerManager(ctx context.Context, bin string, port int) error {
 	certDir := filepath.Join(c.Dir, "controller-manager-certs")

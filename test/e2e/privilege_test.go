@@ -18,13 +18,16 @@ package e2e
 
 import (
 	"context"
+	"fmt"
 	"path/filepath"
 	"testing"
 
+	rbacv1 "k8s.io/api/rbac/v1"
 	apierrs "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/frugal-operator/foo-operator/pkg/client/clientset/versioned"
@@ -140,4 +143,48 @@ func reconcilerAudit(t *testing.T, from int64) ([]controlplane.AuditEvent, int64
 		t.Fatal(err)
 	}
 	return events, end
+}
+
+// Users of the built-in roles may use Foos: config/'s aggregated ClusterRoles
+// put the Foo rules into edit (and admin), and the read rules into view.
+func TestTheBuiltInRolesCoverFoos(t *testing.T) {
+	ctx := context.Background()
+	ns := namespace(t)
+	as := func(user, role string) versioned.Interface {
+		t.Helper()
+		binding := &rbacv1.RoleBinding{
+			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: user},
+			Subjects:   []rbacv1.Subject{{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: user}},
+			RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: role},
+		}
+		if _, err := env.Kube.RbacV1().RoleBindings(ns).Create(ctx, binding, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		cfg := rest.CopyConfig(env.CP.RESTConfig)
+		cfg.Impersonate = rest.ImpersonationConfig{UserName: user}
+		return versioned.NewForConfigOrDie(cfg)
+	}
+	editor, viewer := as("an-editor", "edit"), as("a-viewer", "view")
+
+	// kube-controller-manager aggregates the rules: poll until it has.
+	eventually(t, "a user with edit creates a Foo", func(ctx context.Context) (bool, string) {
+		_, err := editor.SamplecontrollerV1alpha1().Foos(ns).Create(ctx, newFoo(ns, "edited", "edited", 1), metav1.CreateOptions{})
+		return err == nil, fmt.Sprint(err)
+	})
+	eventually(t, "a user with view reads it", func(ctx context.Context) (bool, string) {
+		_, err := viewer.SamplecontrollerV1alpha1().Foos(ns).Get(ctx, "edited", metav1.GetOptions{})
+		return err == nil, fmt.Sprint(err)
+	})
+	if _, err := viewer.SamplecontrollerV1alpha1().Foos(ns).List(ctx, metav1.ListOptions{}); err != nil {
+		t.Errorf("view: list Foos: %v", err)
+	}
+	if _, err := viewer.SamplecontrollerV1alpha1().Foos(ns).Create(ctx, newFoo(ns, "viewed", "viewed", 1), metav1.CreateOptions{}); !apierrs.IsForbidden(err) {
+		t.Errorf("view: create a Foo: %v, want Forbidden", err)
+	}
+	if err := viewer.SamplecontrollerV1alpha1().Foos(ns).Delete(ctx, "edited", metav1.DeleteOptions{}); !apierrs.IsForbidden(err) {
+		t.Errorf("view: delete a Foo: %v, want Forbidden", err)
+	}
+	if err := editor.SamplecontrollerV1alpha1().Foos(ns).Delete(ctx, "edited", metav1.DeleteOptions{}); err != nil {
+		t.Errorf("edit: delete a Foo: %v", err)
+	}
 }

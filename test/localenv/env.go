@@ -63,6 +63,7 @@ var manifests = []string{
 	"config/100-namespace.yaml",
 	"config/200-serviceaccounts.yaml",
 	"config/200-clusterroles.yaml",
+	"config/200-aggregated-clusterroles.yaml",
 	"config/200-roles.yaml",
 	"config/201-clusterrolebindings.yaml",
 	"config/201-rolebindings.yaml",
