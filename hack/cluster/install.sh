@@ -13,13 +13,15 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-# Installs the operator on the one-node cluster as its users do: ko builds
-# the reconciler and applies config/, unchanged. The cluster supplies what is
-# local: the registry ko pushes to, and the base image (.ko.yaml's distroless
-# base is on gcr.io, which this machine cannot reach). Extra arguments go to
-# ko apply (for instance -f config/broker/ after config/).
+# Installs the operator on the one-node cluster as its users do: from the
+# release YAML (hack/release.sh, into _output/release), with kubectl apply; no
+# ko at install time. The cluster supplies what is local: the registry the
+# release's images go to, and the base image (.ko.yaml's distroless base is
+# on gcr.io, which this machine cannot reach). Extra arguments go to kubectl
+# apply (for instance -f _output/release/foo-operator-broker.yaml).
 set -euo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 cd "$ROOT"
-KUBECONFIG=$KUBECONFIG_FILE KO_DOCKER_REPO=$REGISTRY/foo-operator KO_DEFAULTBASEIMAGE=$REGISTRY/base:static \
-  "$(tool ko)" apply --platform=linux/amd64 --sbom=none -f config/ "$@" 2> >(grep -v -e '^20[0-9][0-9]/' -e 'git is in a dirty state' -e '^Please check' -e '^ M \|^?? ' -e '^$' >&2)
+OUT=$ROOT/_output/release KO_DOCKER_REPO=$REGISTRY/foo-operator KO_DEFAULTBASEIMAGE=$REGISTRY/base:static \
+  "$ROOT/hack/release.sh" >/dev/null
+"$(tool kubectl)" --kubeconfig "$KUBECONFIG_FILE" apply -f "$ROOT/_output/release/foo-operator.yaml" "$@"

@@ -148,16 +148,33 @@ func tool(name string) string {
 }
 
 // install installs the operator as its users do (hack/cluster/install.sh):
-// ko builds the reconciler into the cluster's registry and applies config/
-// unchanged.
+// hack/release.sh builds the release into the cluster's registry, and
+// kubectl applies its YAML, whose every image is named by digest.
 func install() error {
 	start := time.Now()
 	if err := command("hack/cluster/install.sh").Run(); err != nil {
-		return fmt.Errorf("ko apply -f config/: %w", err)
+		return fmt.Errorf("kubectl apply -f %s: %w", release, err)
 	}
-	fmt.Printf("knative: ko apply -f config/ took %v\n", time.Since(start).Round(time.Millisecond))
+	fmt.Printf("knative: release made and applied in %v\n", time.Since(start).Round(time.Millisecond))
+	for _, file := range []string{release, releaseBroker} {
+		b, err := os.ReadFile(filepath.Join(root, file))
+		if err != nil {
+			return err
+		}
+		for _, l := range strings.Split(string(b), "\n") {
+			if image, ok := strings.CutPrefix(strings.TrimSpace(l), "image: "); ok && !strings.Contains(image, "@sha256:") && !strings.Contains(image, "event_display") {
+				return fmt.Errorf("%s: image %s is not named by digest", file, image)
+			}
+		}
+	}
 	return nil
 }
+
+// The release's files (hack/release.sh), from the repository's root.
+const (
+	release       = "_output/release/foo-operator.yaml"
+	releaseBroker = "_output/release/foo-operator-broker.yaml"
+)
 
 // namespace makes a namespace for one test and deletes it afterwards, and
 // returns once the sources deliver again: ApiServerSource passes its adapter

@@ -47,12 +47,13 @@ var (
 
 const deadLetters = "foo-dead-letters"
 
-// 5. Broker wiring: kubectl apply -f config/broker/ points the same sources
-// at a Broker whose Triggers deliver to the reconciler, with retries and a
-// dead-letter sink. It runs last: the cluster stays in broker wiring.
+// 5. Broker wiring: kubectl apply -f the release's broker file
+// (config/broker/) points the same sources at a Broker whose Triggers
+// deliver to the reconciler, with retries and a dead-letter sink. It runs
+// last: the cluster stays in broker wiring.
 func TestBrokerWiring(t *testing.T) {
-	if err := kubectl("apply", "-f", "config/broker/"); err != nil {
-		t.Fatal("kubectl apply -f config/broker/:", err)
+	if err := kubectl("apply", "-f", releaseBroker); err != nil {
+		t.Fatal("kubectl apply -f", releaseBroker+":", err)
 	}
 	eventually(t, 3*time.Minute, "the Broker is Ready", func(ctx context.Context) (bool, string) {
 		return ready(ctx, brokerGVR, system, "operators")

@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# Copyright The Foo Operator Authors.
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+# Makes a release: ko builds the reconciler, pushes it to $KO_DOCKER_REPO and
+# writes, into $OUT (default _output/release):
+#
+#   foo-operator.yaml         config/, images by digest: `kubectl apply -f` installs it
+#   foo-operator-broker.yaml  config/broker/: the broker wiring, applied after it
+#
+# each labelled app.kubernetes.io/version=VERSION. VERSION is a tag of the
+# form vMAJOR.MINOR.PATCH (see CHANGELOG.md), or "devel" (the default) for
+# a build of the working tree.
+#
+#   KO_DOCKER_REPO=ghcr.io/you/foo-operator hack/release.sh v0.1.0
+#
+# KO_DEFAULTBASEIMAGE, if set, replaces .ko.yaml's base image (the local
+# cluster's registry has its own).
+set -euo pipefail
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$ROOT"
+export GOTOOLCHAIN=${GOTOOLCHAIN:-local}
+
+VERSION=${1:-devel}
+if [[ "$VERSION" != devel && ! "$VERSION" =~ ^v[0-9]+\.[0-9]+\.[0-9]+(-[0-9A-Za-z.-]+)?$ ]]; then
+  echo "release.sh: version $VERSION is neither devel nor vMAJOR.MINOR.PATCH" >&2
+  exit 2
+fi
+: "${KO_DOCKER_REPO:?set KO_DOCKER_REPO to the registry the images go to}"
+OUT=${OUT:-"$ROOT/_output/release"}
+mkdir -p "$OUT"
+KO=${KO:-$("$ROOT/hack/build-tools.sh" --path ko)}
+[[ -x "$KO" ]] || "$ROOT/hack/build-tools.sh" ko >/dev/null
+
+# stamp sets the version labels the manifests carry as "devel".
+stamp() {
+  sed -e "s|^\(    app.kubernetes.io/version:\) devel$|\1 $VERSION|" \
+      -e "s|^\(    samplecontroller.knative.io/release:\) devel$|\1 $VERSION|"
+}
+
+# resolve DIR FILE: ko resolves DIR's manifests into FILE, images by digest.
+resolve() {
+  "$KO" resolve --platform=linux/amd64 --sbom=none -f "$1" 2> >(grep -v -e '^20[0-9][0-9]/' -e 'git is in a dirty state' -e '^Please check' -e '^ M \|^?? ' -e '^$' >&2) \
+    | stamp >"$2.tmp"
+  mv "$2.tmp" "$2"
+}
+resolve config/ "$OUT/foo-operator.yaml"
+resolve config/broker/ "$OUT/foo-operator-broker.yaml"
+if grep -n 'ko://' "$OUT/foo-operator.yaml" "$OUT/foo-operator-broker.yaml"; then
+  echo "release.sh: an image was left unresolved" >&2
+  exit 1
+fi
+echo "$OUT/foo-operator.yaml"
+echo "$OUT/foo-operator-broker.yaml"
