@@ -107,13 +107,30 @@ func run(m *testing.M) int {
 	}
 	cfg.QPS, cfg.Burst = 200, 400
 	kube, foos, dyn = kubernetes.NewForConfigOrDie(cfg), fooclient.NewForConfigOrDie(cfg), dynamic.NewForConfigOrDie(cfg)
+	// Made first, so that installing does not restart the adapters for them.
+	for _, name := range []string{canaries, upgraded} {
+		ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}
+		if _, err := kube.CoreV1().Namespaces().Create(context.Background(), ns, metav1.CreateOptions{}); err != nil && !apierrs.IsAlreadyExists(err) {
+			fmt.Fprintln(os.Stderr, "knative:", err)
+			return 1
+		}
+	}
+	// As users upgrade: the previous commit's release, Foos under it, then
+	// this release over it (TestUpgradeKeepsEveryFoo checks the Foos).
+	if err := installPrevious(); err != nil {
+		fmt.Fprintln(os.Stderr, "knative: installing the previous commit's release:", err)
+		return 1
+	}
+	if err := foosBeforeTheUpgrade(); err != nil {
+		fmt.Fprintln(os.Stderr, "knative: Foos under the previous release:", err)
+		return 1
+	}
 	if err := install(); err != nil {
 		fmt.Fprintln(os.Stderr, "knative: installing the operator:", err)
 		return 1
 	}
-	canary := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: canaries}}
-	if _, err := kube.CoreV1().Namespaces().Create(context.Background(), canary, metav1.CreateOptions{}); err != nil && !apierrs.IsAlreadyExists(err) {
-		fmt.Fprintln(os.Stderr, "knative:", err)
+	if err := foosDuringTheUpgrade(); err != nil {
+		fmt.Fprintln(os.Stderr, "knative: Foos during the upgrade:", err)
 		return 1
 	}
 	return m.Run()

@@ -1,0 +1,172 @@
+/*
+Copyright The Foo Operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package knative
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
+)
+
+// upgraded is the namespace of the Foos that live through the upgrade.
+const upgraded = "e2e-upgrade"
+
+// previousRelease is the release of the previous commit (installPrevious).
+const previousRelease = "_output/release-previous/foo-operator.yaml"
+
+// installPrevious makes the previous commit's release, from a worktree of
+// it, with that commit's own hack/release.sh, and applies it.
+func installPrevious() error {
+	start := time.Now()
+	dir, err := os.MkdirTemp("", "foo-operator-previous-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	worktree := filepath.Join(dir, "tree")
+	if err := git("worktree", "add", "--detach", worktree, "HEAD~1"); err != nil {
+		return err
+	}
+	defer func() { _ = git("worktree", "remove", "--force", worktree) }()
+	ko, err := exec.Command(filepath.Join(root, "hack", "build-tools.sh"), "--path", "ko").Output()
+	if err != nil {
+		return err
+	}
+	cmd := exec.Command(filepath.Join(worktree, "hack", "release.sh"))
+	cmd.Dir, cmd.Stdout, cmd.Stderr = worktree, os.Stdout, os.Stderr
+	cmd.Env = append(os.Environ(), "OUT="+filepath.Join(root, filepath.Dir(previousRelease)), "KO="+strings.TrimSpace(string(ko)),
+		"KO_DOCKER_REPO=localhost:5000/foo-operator", "KO_DEFAULTBASEIMAGE=localhost:5000/base:static")
+	if err := cmd.Run(); err != nil {
+		return fmt.Errorf("the previous commit's hack/release.sh: %w", err)
+	}
+	if err := kubectl("apply", "-f", previousRelease); err != nil {
+		return err
+	}
+	fmt.Printf("knative: the previous commit's release made and applied in %v\n", time.Since(start).Round(time.Millisecond))
+	return poll(3*time.Minute, "the previous release's Service is Ready", func(ctx context.Context) (bool, string) {
+		return ready(ctx, ksvcGVR, system, service)
+	})
+}
+
+func git(args ...string) error {
+	cmd := exec.Command("git", args...)
+	cmd.Dir, cmd.Stdout, cmd.Stderr = root, os.Stdout, os.Stderr
+	if err := cmd.Run(); err != nil {
+		return fmt.Errorf("git %s: %w", strings.Join(args, " "), err)
+	}
+	return nil
+}
+
+// The Foos made under the previous release, and those made or changed while
+// this one rolls out.
+var (
+	beforeTheUpgrade = []string{"kept-1", "kept-2", "changed"}
+	duringTheUpgrade = []string{"new"}
+)
+
+// foosBeforeTheUpgrade makes Foos under the previous release, and waits
+// until it has reconciled them.
+func foosBeforeTheUpgrade() error {
+	for _, name := range beforeTheUpgrade {
+		if _, err := foos.SamplecontrollerV1alpha1().Foos(upgraded).Create(context.Background(), newFoo(upgraded, name, name, 1), metav1.CreateOptions{}); err != nil {
+			return err
+		}
+	}
+	return poll(3*time.Minute, "the previous release reconciled the Foos", func(ctx context.Context) (bool, string) {
+		return converged(ctx, upgraded, len(beforeTheUpgrade))
+	})
+}
+
+// foosDuringTheUpgrade makes a Foo and changes one right after this release
+// was applied, while its revision rolls out.
+func foosDuringTheUpgrade() error {
+	ctx := context.Background()
+	for _, name := range duringTheUpgrade {
+		if _, err := foos.SamplecontrollerV1alpha1().Foos(upgraded).Create(ctx, newFoo(upgraded, name, name, 1), metav1.CreateOptions{}); err != nil {
+			return err
+		}
+	}
+	_, err := foos.SamplecontrollerV1alpha1().Foos(upgraded).Patch(ctx, "changed", types.MergePatchType, []byte(`{"spec":{"replicas":2}}`), metav1.PatchOptions{})
+	return err
+}
+
+func poll(within time.Duration, what string, cond func(ctx context.Context) (bool, string)) error {
+	last := ""
+	if err := wait.PollUntilContextTimeout(context.Background(), 100*time.Millisecond, within, true,
+		func(ctx context.Context) (bool, error) {
+			ok, msg := cond(ctx)
+			last = msg
+			return ok, nil
+		}); err != nil {
+		return fmt.Errorf("%s: not within %v; last: %s", what, within, last)
+	}
+	return nil
+}
+
+// Upgrading from the previous commit's release (kubectl apply of this one
+// over it, in TestMain) keeps every Foo: those made before are still Ready
+// with their Deployments, and those made or changed during the rollout
+// converge, under this release's reconciler.
+func TestUpgradeKeepsEveryFoo(t *testing.T) {
+	image := releaseImage(t)
+	eventually(t, 3*time.Minute, "the Service runs this release's image", func(ctx context.Context) (bool, string) {
+		u, err := dyn.Resource(ksvcGVR).Namespace(system).Get(ctx, service, metav1.GetOptions{})
+		if err != nil {
+			return false, err.Error()
+		}
+		containers, _, _ := unstructured.NestedSlice(u.Object, "spec", "template", "spec", "containers")
+		got := ""
+		if len(containers) == 1 {
+			got, _ = containers[0].(map[string]any)["image"].(string)
+		}
+		ok, msg := ready(ctx, ksvcGVR, system, service)
+		return ok && got == image, fmt.Sprintf("image %s, %s", got, msg)
+	})
+	for _, name := range append(beforeTheUpgrade, duringTheUpgrade...) {
+		want := int32(1)
+		if name == "changed" {
+			want = 2
+		}
+		available(t, upgraded, name, want)
+	}
+}
+
+// releaseImage is the reconciler's image in this release's YAML.
+func releaseImage(t *testing.T) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(root, release))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if image, ok := strings.CutPrefix(strings.TrimSpace(l), "image: "); ok && strings.Contains(image, "foo-reconciler") {
+			return image
+		}
+	}
+	t.Fatalf("%s names no reconciler image", release)
+	return ""
+}
