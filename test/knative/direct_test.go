@@ -90,7 +90,12 @@ func createAndTime(t *testing.T, f *samplesv1alpha1.Foo) time.Duration {
 // reports them and Ready=True.
 func available(t *testing.T, ns, name string, want int32) {
 	t.Helper()
-	eventually(t, 3*time.Minute, fmt.Sprintf("Foo %s/%s Ready with %d available", ns, name, want), func(ctx context.Context) (bool, string) {
+	availableWithin(t, 3*time.Minute, ns, name, want)
+}
+
+func availableWithin(t *testing.T, within time.Duration, ns, name string, want int32) {
+	t.Helper()
+	eventually(t, within, fmt.Sprintf("Foo %s/%s Ready with %d available", ns, name, want), func(ctx context.Context) (bool, string) {
 		f, err := foos.SamplecontrollerV1alpha1().Foos(ns).Get(ctx, name, metav1.GetOptions{})
 		if err != nil {
 			return false, err.Error()
