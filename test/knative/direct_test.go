@@ -33,7 +33,7 @@ import (
 	"github.com/frugal-operator/foo-operator/pkg/reconciler/foo/resources"
 )
 
-// 1. ko apply -f config/ made a Ready Knative Service and Ready sources, and
+// 1. The release made a Ready Knative Service and Ready sources, and
 // with nothing to do the Service goes to zero pods.
 func TestInstalledAndScalesToZero(t *testing.T) {
 	eventually(t, 3*time.Minute, "the Knative Service is Ready", func(ctx context.Context) (bool, string) {

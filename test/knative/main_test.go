@@ -15,10 +15,11 @@ limitations under the License.
 */
 // Package knative proves the operator on real Knative: a one-node cluster
 // (hack/cluster/up.sh) with Knative Serving and Eventing, the operator
-// installed as users install it (ko apply -f config/), and Foos managed
+// installed as users install it (its release YAML, kubectl apply'd over the
+// previous commit's release), and Foos managed
 // through the real ApiServerSource and PingSource adapters, the activator,
 // queue-proxy and the autoscaler. TestMain brings the cluster up when it is
-// not (and down again after), then installs the operator. The tests run in
+// not (and down again after), then installs and upgrades the operator. The tests run in
 // the order of their files: direct_test.go and ping_test.go with the sources
 // wired straight to the reconciler, then viabroker_test.go, which switches to
 // the broker wiring for good.
@@ -283,19 +284,27 @@ func createFoo(t *testing.T, f *samplesv1alpha1.Foo) {
 	}
 }
 
-// eventually polls cond every 100ms for up to within, failing the test with
-// what cond last said.
-func eventually(t *testing.T, within time.Duration, what string, cond func(ctx context.Context) (bool, string)) {
-	t.Helper()
+// poll polls cond every 100ms for up to within; its error says what cond
+// last said.
+func poll(within time.Duration, what string, cond func(ctx context.Context) (bool, string)) error {
 	last := ""
-	err := wait.PollUntilContextTimeout(context.Background(), 100*time.Millisecond, within, true,
+	if err := wait.PollUntilContextTimeout(context.Background(), 100*time.Millisecond, within, true,
 		func(ctx context.Context) (bool, error) {
 			ok, msg := cond(ctx)
 			last = msg
 			return ok, nil
-		})
-	if err != nil {
-		t.Fatalf("%s: not within %v; last: %s", what, within, last)
+		}); err != nil {
+		return fmt.Errorf("%s: not within %v; last: %s", what, within, last)
+	}
+	return nil
+}
+
+// eventually polls cond every 100ms for up to within, failing the test with
+// what cond last said.
+func eventually(t *testing.T, within time.Duration, what string, cond func(ctx context.Context) (bool, string)) {
+	t.Helper()
+	if err := poll(within, what, cond); err != nil {
+		t.Fatal(err)
 	}
 }
 

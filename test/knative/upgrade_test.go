@@ -29,7 +29,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/util/wait"
 )
 
 // upgraded is the namespace of the Foos that live through the upgrade.
@@ -131,19 +130,6 @@ func foosDuringTheUpgrade() error {
 	}
 	_, err := foos.SamplecontrollerV1alpha1().Foos(upgraded).Patch(ctx, "changed", types.MergePatchType, []byte(`{"spec":{"replicas":2}}`), metav1.PatchOptions{})
 	return err
-}
-
-func poll(within time.Duration, what string, cond func(ctx context.Context) (bool, string)) error {
-	last := ""
-	if err := wait.PollUntilContextTimeout(context.Background(), 100*time.Millisecond, within, true,
-		func(ctx context.Context) (bool, error) {
-			ok, msg := cond(ctx)
-			last = msg
-			return ok, nil
-		}); err != nil {
-		return fmt.Errorf("%s: not within %v; last: %s", what, within, last)
-	}
-	return nil
 }
 
 // Upgrading from the previous commit's release (kubectl apply of this one
