@@ -40,8 +40,10 @@ fi
 : "${KO_DOCKER_REPO:?set KO_DOCKER_REPO to the registry the images go to}"
 OUT=${OUT:-"$ROOT/_output/release"}
 mkdir -p "$OUT"
-KO=${KO:-$("$ROOT/hack/build-tools.sh" --path ko)}
-[[ -x "$KO" ]] || "$ROOT/hack/build-tools.sh" ko >/dev/null
+if [[ -z "${KO:-}" ]]; then
+  "$ROOT/hack/build-tools.sh" ko >/dev/null # builds it only if missing
+  KO=$("$ROOT/hack/build-tools.sh" --path ko)
+fi
 
 # stamp sets the version labels the manifests carry as "devel".
 stamp() {

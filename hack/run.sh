@@ -24,9 +24,10 @@ cd "$ROOT"
 export GOTOOLCHAIN=${GOTOOLCHAIN:-local}
 if [[ ${1:-} == --knative ]]; then
   # On real Knative: the one-node cluster (hack/cluster/up.sh), the operator
-  # installed by `ko apply -f config/`, then the sample Foo. It stays up.
+  # installed from its release YAML (hack/cluster/install.sh), then the
+  # sample Foo. It stays up.
   hack/cluster/up.sh
-  echo "==> ko apply -f config/"
+  echo "==> the release, kubectl apply -f _output/release/foo-operator.yaml"
   hack/cluster/install.sh >/dev/null
   kubectl() { "$(hack/build-tools.sh --path kubectl)" --kubeconfig _output/cluster/kubeconfig "$@"; }
   # The adapters restart when their sink or the namespaces change, and what

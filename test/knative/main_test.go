@@ -180,6 +180,8 @@ func install() error {
 			return err
 		}
 		for _, l := range strings.Split(string(b), "\n") {
+			// The dead-letter sink's event_display is not built here: its
+			// image stays a name (config/broker/400-dead-letters.yaml).
 			if image, ok := strings.CutPrefix(strings.TrimSpace(l), "image: "); ok && !strings.Contains(image, "@sha256:") && !strings.Contains(image, "event_display") {
 				return fmt.Errorf("%s: image %s is not named by digest", file, image)
 			}

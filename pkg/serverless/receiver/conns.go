@@ -137,7 +137,7 @@ func (l *connLimiter) idlest(now time.Time) (victim net.Conn, retry time.Duratio
 		if !s.idle {
 			continue
 		}
-		if wait := s.since.Add(l.grace).Sub(now); s.fresh && wait > 0 {
+		if wait := l.silentFor(s, now); wait > 0 {
 			if retry == 0 || wait < retry {
 				retry = wait
 			}
@@ -148,6 +148,15 @@ func (l *connLimiter) idlest(now time.Time) (victim net.Conn, retry time.Duratio
 		}
 	}
 	return victim, retry
+}
+
+// silentFor returns how much longer s, if it is yet to send its first
+// request, must stay silent before it may be closed; 0 or less: it may.
+func (l *connLimiter) silentFor(s *connState, now time.Time) time.Duration {
+	if !s.fresh {
+		return 0
+	}
+	return s.since.Add(l.grace).Sub(now)
 }
 
 // Track is the http.Server's ConnState hook.
@@ -205,7 +214,7 @@ func (l *connLimiter) awaitClosed(ctx context.Context) error {
 			if !s.fresh {
 				continue
 			}
-			if wait := time.Until(s.since.Add(l.grace)); wait > 0 {
+			if wait := l.silentFor(s, time.Now()); wait > 0 {
 				if next == 0 || wait < next {
 					next = wait
 				}

@@ -59,7 +59,7 @@ func (w *waiting) set(key types.NamespacedName, waits bool) {
 	names[key.Name] = struct{}{}
 }
 
-// listed records that keys are every owner that may need work, as a resync
+// listedAll records that keys are every owner that may need work, as a resync
 // listed them: each may wait.
 func (w *waiting) listedAll(keys []types.NamespacedName) {
 	for _, k := range keys {
