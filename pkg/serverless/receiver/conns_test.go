@@ -125,7 +125,17 @@ func TestConnLimiterClosesTheIdlestFirst(t *testing.T) {
 	t.Cleanup(func() { close(release); srv.Close() })
 	addr := ln.Addr().String()
 
-	idle := idleConn(t, addr) // idle since now
+	idle := idleConn(t, addr)
+	// The server marks it idle after the client has its answer: wait for
+	// that, so that it is idle longer than the silent one dialled next.
+	waitFor(t, "the first connection idle", func() bool {
+		limiter.mu.Lock()
+		defer limiter.mu.Unlock()
+		for _, s := range limiter.conns {
+			return s.idle && !s.fresh
+		}
+		return false
+	})
 	busy, err := net.Dial("tcp", addr)
 	if err != nil {
 		t.Fatal(err)

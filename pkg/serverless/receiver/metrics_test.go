@@ -109,7 +109,12 @@ func TestMetricsCountWhatWasAnswered(t *testing.T) {
 		}
 	}
 
-	got := collected(t, reader)
+	// The cold-start resync runs beside the events: wait for it to be counted.
+	var got map[string]int64
+	waitFor(t, "the cold-start resync counted", func() bool {
+		got = collected(t, reader)
+		return got["serverless.resync.duration{trigger=cold_start}.count"] > 0
+	})
 	add, ping := "dev.knative.apiserver.resource.add", PingEventType
 	want := map[string]int64{
 		"serverless.cold_starts{}":                                              1,
