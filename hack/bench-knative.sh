@@ -14,11 +14,11 @@
 # limitations under the License.
 
 # Measures the operator on real Knative beside the classic sample-controller
-# deployed on the same cluster as a pod (hack/knbench): wake-ups from zero,
+# deployed on the same cluster as a pod (bench/knative): wake-ups from zero,
 # the idle footprint at N Foos, and a burst through the broker. Brings the
 # one-node cluster up and installs the operator if needed; leaves it up, in
 # broker wiring. Writes bench/results/<time>-knative/{results.md,results.json}.
-# Flags go to hack/knbench (-wakeups 10 -n 1000 -idle 1m -burst 1000).
+# Flags go to bench/knative (-wakeups 10 -n 1000 -idle 1m -burst 1000).
 set -euo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/cluster/lib.sh"
 cd "$ROOT"
@@ -38,7 +38,7 @@ rm -rf "$tmp"
 # one-node cluster cannot run a pod for each of thousands of Foos.
 crd=$(cd hack/tools/sample-controller && go list -m -f '{{.Dir}}' k8s.io/sample-controller)/artifacts/examples/crd-status-subresource.yaml
 sed 's/minimum: 1$/minimum: 0/' "$crd" | kubectl apply -f - >/dev/null
-kubectl apply -f hack/knbench/classic.yaml >/dev/null
+kubectl apply -f bench/knative/classic.yaml >/dev/null
 
 out=bench/results/$(date -u +%Y-%m-%dT%H-%M)-knative
-KUBECTL=$(tool kubectl) go run ./hack/knbench -out "$out" "$@"
+KUBECTL=$(tool kubectl) go run ./bench/knative -out "$out" "$@"

@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-// Command chart draws bench results (results.json of hack/bench) as a PNG:
+// Command chart draws bench results (results.json of bench/loopback) as a PNG:
 // steady memory and cold start (start to first Foo reconciled) against N,
 // one line per controller.
 //

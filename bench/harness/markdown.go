@@ -1,0 +1,157 @@
+/*
+Copyright The Foo Operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package harness
+
+import (
+	"fmt"
+	"io"
+	"strings"
+)
+
+// WriteMarkdown writes the report's tables.
+func (rep *Report) WriteMarkdown(w io.Writer) {
+	auth := "off"
+	if rep.SenderAuth {
+		auth = "on: the adapters send their OIDC identities' tokens, and the adds of new Foos stand in for reads"
+	}
+	fmt.Fprintf(w, "Measured %s on one loopback kube-apiserver + etcd (%s idle window, bursts of %d Foos unless said; our sender authentication %s).\n\n",
+		rep.When.UTC().Format("2006-01-02 15:04 MST"), rep.Idle, rep.Burst, auth)
+	fmt.Fprintln(w, "| N | controller | RSS steady MiB (anon) | RSS peak MiB | start→ready ms | start→first Foo ms | burst s (Foos) | p50 / p99 ms | writes/Foo | reads/Foo | idle CPU s |")
+	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|---|---|")
+	for _, r := range rep.Results {
+		if r.Controller == Adapters {
+			fmt.Fprintf(w, "| %d | %s (shared, separate) | %.0f (%.0f) | %.0f | | | | | | | %.2f |\n", r.N, r.Controller, r.SteadyRSSMiB, r.AnonRSSMiB, r.PeakRSSMiB, r.IdleCPUSeconds)
+			continue
+		}
+		ready, first := fmt.Sprintf("%.0f", r.ReadyMs), fmt.Sprintf("%.0f", r.FirstFooMs)
+		if r.Controller == Ours && r.ReadyNoResyncMs > 0 {
+			ready = fmt.Sprintf("%.0f (resync off: %.0f)", r.ReadyMs, r.ReadyNoResyncMs)
+			first = fmt.Sprintf("%.0f (resync off: %.0f)", r.FirstFooMs, r.FirstFooNoResyncMs)
+		}
+		burst := fmt.Sprintf("%.1f (%d)", r.BurstSeconds, r.Burst)
+		if r.Incomplete != "" {
+			burst += " incomplete"
+		}
+		fmt.Fprintf(w, "| %d | %s | %.0f (%.0f) | %.0f | %s | %s | %s | %.0f / %.0f | %.2f | %.2f | %.2f |\n",
+			r.N, r.Controller, r.SteadyRSSMiB, r.AnonRSSMiB, r.PeakRSSMiB, ready, first, burst, r.P50Ms, r.P99Ms, r.WritesPerFoo, r.ReadsPerFoo, r.IdleCPUSeconds)
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "Ratios, this project against the raised-QPS classic:")
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "| N | RSS steady | burst time (ack after reconcile) | burst time (ack on enqueue) | requests per Foo |")
+	fmt.Fprintln(w, "|---|---|---|---|---|")
+	for _, n := range rep.Ns {
+		ours, queued, classic := rep.find(Ours, n), rep.find(OursQueued, n), rep.find(ClassicRaised, n)
+		if ours == nil || classic == nil {
+			continue
+		}
+		q := 0.0
+		if queued != nil {
+			q = ratio(queued.BurstSeconds, classic.BurstSeconds)
+		}
+		fmt.Fprintf(w, "| %d | %.2f× | %.2f× | %.2f× | %.2f× |\n", n, ratio(ours.SteadyRSSMiB, classic.SteadyRSSMiB),
+			ratio(ours.BurstSeconds, classic.BurstSeconds), q,
+			ratio(ours.WritesPerFoo+ours.ReadsPerFoo, classic.WritesPerFoo+classic.ReadsPerFoo))
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "Requests per Foo of the burst, by verb and resource (apiserver_request_total deltas, the harness's own creates taken out):")
+	fmt.Fprintln(w)
+	for _, n := range rep.Ns {
+		for _, name := range []string{ClassicRaised, Ours, OursQueued} {
+			r := rep.find(name, n)
+			if r == nil || len(r.Requests) == 0 {
+				continue
+			}
+			var parts []string
+			for _, k := range sortedKeys(r.Requests) {
+				parts = append(parts, fmt.Sprintf("%s %.2f", k, r.Requests[k]))
+			}
+			fmt.Fprintf(w, "- N=%d, %s: %s\n", n, name, strings.Join(parts, ", "))
+		}
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "The ping's resync with every Foo converged (requests by verb and resource, time to its answer):")
+	fmt.Fprintln(w)
+	for _, n := range rep.Ns {
+		r := rep.find(Ours, n)
+		if r == nil || r.Resync == nil {
+			continue
+		}
+		var parts []string
+		total, writes := 0.0, 0.0
+		for _, k := range sortedKeys(r.Resync) {
+			parts = append(parts, fmt.Sprintf("%s %.0f", k, r.Resync[k]))
+			total += r.Resync[k]
+			if isWrite(k) {
+				writes += r.Resync[k]
+			}
+		}
+		fmt.Fprintf(w, "- N=%d: %.0f requests (%s), %.0f writes, answered in %.0f ms\n", n, total, strings.Join(parts, ", "), writes, r.ResyncMs)
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "What our reconciler was sent, per Foo of the burst, by type and outcome (its own metrics, over its measured life), and its mean time to answer an event:")
+	fmt.Fprintln(w)
+	for _, r := range rep.Results {
+		if len(r.Events) == 0 {
+			continue
+		}
+		var parts []string
+		total := 0.0
+		for _, k := range sortedKeys(r.Events) {
+			parts = append(parts, fmt.Sprintf("%s %.2f", k, r.Events[k]))
+			total += r.Events[k]
+		}
+		fmt.Fprintf(w, "- N=%d, %s: %.2f events (%s), answered in %.2f ms on average\n", r.N, r.Controller, total, strings.Join(parts, ", "), r.AnswerMs)
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintf(w, "Where a burst's time goes: the CPU seconds each process used during the burst, and what the machine's %d cores left idle (of %d × the burst's seconds):\n", rep.Cores, rep.Cores)
+	fmt.Fprintln(w)
+	for _, r := range rep.Results {
+		if len(r.BurstCPU) == 0 {
+			continue
+		}
+		var parts []string
+		for _, k := range []string{"kube-apiserver", "etcd", "controller", "adapters", "harness", "machine idle"} {
+			if v, ok := r.BurstCPU[k]; ok {
+				parts = append(parts, fmt.Sprintf("%s %.1f", k, v))
+			}
+		}
+		fmt.Fprintf(w, "- N=%d, %s (%.1f s, %.1f CPU s): %s\n", r.N, r.Controller, r.BurstSeconds, float64(rep.Cores)*r.BurstSeconds, strings.Join(parts, ", "))
+	}
+	fmt.Fprintln(w)
+	for _, r := range rep.Results {
+		if r.Incomplete != "" {
+			fmt.Fprintf(w, "- N=%d, %s: %s\n", r.N, r.Controller, r.Incomplete)
+		}
+	}
+}
+
+func (rep *Report) find(controller string, n int) *Result {
+	for i := range rep.Results {
+		if rep.Results[i].Controller == controller && rep.Results[i].N == n {
+			return &rep.Results[i]
+		}
+	}
+	return nil
+}
+
+func ratio(a, b float64) float64 {
+	if b == 0 {
+		return 0
+	}
+	return a / b
+}
