@@ -377,19 +377,24 @@ func (r *run) classicServiceAccount(ctx context.Context) (string, error) {
 }
 
 // classicCRD returns the path of the classic controller's CRD (with the
-// status subresource, which its UpdateStatus needs), in the module cache.
+// status subresource, which its UpdateStatus needs), in the module cache:
+// downloaded if the cache lacks it (go list -m would say nothing then).
 func classicCRD() (string, error) {
 	root, err := controlplane.RepoRoot()
 	if err != nil {
 		return "", err
 	}
-	cmd := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", "k8s.io/sample-controller")
+	cmd := exec.Command("go", "mod", "download", "-json", "k8s.io/sample-controller")
 	cmd.Dir = filepath.Join(root, "hack", "tools", "sample-controller")
 	out, err := cmd.Output()
 	if err != nil {
 		return "", fmt.Errorf("locating k8s.io/sample-controller: %w", err)
 	}
-	return filepath.Join(strings.TrimSpace(string(out)), "artifacts", "examples", "crd-status-subresource.yaml"), nil
+	var mod struct{ Dir, Error string }
+	if err := json.Unmarshal(out, &mod); err != nil || mod.Error != "" || mod.Dir == "" {
+		return "", fmt.Errorf("locating k8s.io/sample-controller: %v %s", err, mod.Error)
+	}
+	return filepath.Join(mod.Dir, "artifacts", "examples", "crd-status-subresource.yaml"), nil
 }
 
 // parallel runs f(0..n-1) on 32 workers and returns the first error.
