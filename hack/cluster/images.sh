@@ -22,8 +22,6 @@
 #   kn/...                   Knative Serving and Eventing, built by ko; the
 #                            release YAML that names them by digest is
 #                            _output/images/knative-<version>.yaml
-#   knative-releases/knative.dev/eventing/cmd/event_display:latest
-#                            gcr.io's event_display, the dead-letter sink of config/broker
 set -euo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
@@ -103,13 +101,6 @@ build_knative() {
   rm -rf "$tmp"
 }
 
-build_event_display() {
-  local ref
-  ref=$(cd "$KNATIVE_MODULE" && GOFLAGS=-mod=mod KO_DOCKER_REPO=$REGISTRY/kn KO_DEFAULTBASEIMAGE=$REGISTRY/base:static \
-    ko build --base-import-paths --platform=linux/amd64 --sbom=none knative.dev/eventing/cmd/event_display)
-  crane copy "$ref" "$REGISTRY/knative-releases/knative.dev/eventing/cmd/event_display:latest" >/dev/null
-}
-
 # The registry keeps blobs on disk but manifests in memory: every image's
 # manifest is saved beside the blobs, and put back when the registry starts.
 MANIFESTS=$IMAGES_DIR/manifests
@@ -146,7 +137,6 @@ restore_manifests
 image base:static build_base
 image pause:3.10 build_program pause pause:3.10
 image library/nginx:latest build_program nginx library/nginx:latest
-image knative-releases/knative.dev/eventing/cmd/event_display:latest build_event_display
 # The release YAML is written last: if it exists, its images were pushed.
 if [[ ! -f $RELEASE ]] || ! has "$(grep -m1 -o 'kn/[^"@ ]*@sha256:[0-9a-f]*' "$RELEASE")"; then
   start=$SECONDS

@@ -180,9 +180,7 @@ func install() error {
 			return err
 		}
 		for _, l := range strings.Split(string(b), "\n") {
-			// The dead-letter sink's event_display is not built here: its
-			// image stays a name (config/broker/400-dead-letters.yaml).
-			if image, ok := strings.CutPrefix(strings.TrimSpace(l), "image: "); ok && !strings.Contains(image, "@sha256:") && !strings.Contains(image, "event_display") {
+			if image, ok := strings.CutPrefix(strings.TrimSpace(l), "image: "); ok && !strings.Contains(image, "@sha256:") {
 				return fmt.Errorf("%s: image %s is not named by digest", file, image)
 			}
 		}

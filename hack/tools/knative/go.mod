@@ -11,7 +11,6 @@ tool (
 	knative.dev/eventing/cmd/broker/filter
 	knative.dev/eventing/cmd/broker/ingress
 	knative.dev/eventing/cmd/controller
-	knative.dev/eventing/cmd/event_display
 	knative.dev/eventing/cmd/in_memory/channel_controller
 	knative.dev/eventing/cmd/in_memory/channel_dispatcher
 	knative.dev/eventing/cmd/mtchannel_broker
