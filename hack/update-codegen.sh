@@ -76,8 +76,8 @@ generate() {
 # its status diff. kmp.SafeDiff (go-cmp) calls reflect.Type.Method, which
 # turns off the linker's dead-method elimination: every exported method of
 # every reachable type stays in the binary, the full clientset's included
-# (bench/memfloor's floor: 46.7 MB with it, 28.9 MB without; see the README's
-# "What sets the memory floor"). The status written is the same; only that
+# (bench/memfloor's floor: 46.7 MB with it, 28.9 MB without; see docs/performance.md,
+# "Memory floor"). The status written is the same; only that
 # debug line is gone.
 drop_status_diff() {
   local f=$1

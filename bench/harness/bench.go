@@ -96,8 +96,7 @@ type Config struct {
 	// SenderAuth runs ours with sender authentication on, as eventing's
 	// authentication-oidc sets it up: the adapters send tokens of their
 	// OIDC identities, and the reconciler admits only those (and the
-	// ping's). Then the adds of new Foos stand in for reads (the README's
-	// trust model).
+	// ping's). Then the adds of new Foos stand in for reads (docs/trust-model.md).
 	SenderAuth bool
 	// Log tells progress.
 	Log func(format string, args ...any)

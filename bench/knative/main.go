@@ -126,7 +126,7 @@ func run(wakeups, n int, idle time.Duration, burst int, out string) error {
 	r := results{N: n, Idle: idle, Burst: burst}
 
 	// Every namespace first: each one made restarts the sources' adapters
-	// (see the README), and what happens before a new adapter lists is lost.
+	// (see docs/performance.md), and what happens before a new adapter lists is lost.
 	for _, ns := range []string{"bench-wake", "bench-ours", "bench-classic", "burst-classic", "burst-ours"} {
 		if err := namespace(ctx, ns); err != nil {
 			return err

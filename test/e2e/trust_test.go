@@ -35,7 +35,7 @@ import (
 	samplesv1alpha1 "github.com/frugal-operator/foo-operator/pkg/apis/samplecontroller/v1alpha1"
 )
 
-// The trust model (README): an event chooses which Foo is reconciled, never
+// The trust model (docs/trust-model.md): an event chooses which Foo is reconciled, never
 // what is written or reported.
 
 // sent returns f as the adapter sends it, with its apiVersion and kind.

@@ -36,7 +36,7 @@ import (
 	"github.com/frugal-operator/foo-operator/test/localenv"
 )
 
-// 4b. Sender authentication on real Knative, set up as the README says:
+// 4b. Sender authentication on real Knative, set up as docs/trust-model.md says:
 // eventing's authentication-oidc on, the sources' sinks given the
 // reconciler's audience, the reconciler admitting only the sources' OIDC
 // identities. Foos converge through the real adapters' tokens, and a burst
@@ -116,7 +116,7 @@ func TestSenderAuthentication(t *testing.T) {
 		map[string]any{"name": "OIDC_AUDIENCE", "value": localenv.OIDCAudience},
 		map[string]any{"name": "OIDC_SUBJECTS", "value": strings.Join(subjects, ",")}))
 	allReady()
-	// Eventing names the sources' identities as the README says.
+	// Eventing names the sources' identities as docs/trust-model.md says.
 	for _, s := range sources {
 		eventually(t, 3*time.Minute, s.name+"'s OIDC identity", func(ctx context.Context) (bool, string) {
 			u, err := dyn.Resource(s.gvr).Namespace(system).Get(ctx, s.name, metav1.GetOptions{})

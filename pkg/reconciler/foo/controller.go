@@ -61,7 +61,7 @@ func New(ctx context.Context, writes *ownwrites.Record) serverless.Parts {
 // reading Foos and Deployments straight from the API server: it needs the
 // injection clients and an event recorder in ctx, and no informer. What an
 // event carries is read in their place only when ctx holds a handoff.Store
-// (see the README's trust model): the add of a Foo never reconciled, from a
+// (see docs/trust-model.md): the add of a Foo never reconciled, from a
 // sender authenticated as one that delivers in order.
 //
 // The Deployments it writes are recorded in writes (nil: nowhere), so that

@@ -46,7 +46,7 @@ const (
 	DefaultWorkers      = 4
 	// DefaultMaxInflightBytes, DefaultMaxInflightEvents and
 	// DefaultMaxConnections keep the process well within the Knative
-	// Service's 128Mi memory limit (see the README's Performance).
+	// Service's 128Mi memory limit (see docs/performance.md).
 	DefaultMaxInflightBytes  = 8 << 20
 	DefaultMaxInflightEvents = 500
 	DefaultMaxConnections    = 1000
