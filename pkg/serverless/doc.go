@@ -37,6 +37,8 @@ limitations under the License.
 // Its subpackages are the parts, for an operator that wires itself:
 // receiver (events to keys to the workqueue), uncached (the generated lister
 // interfaces, answered by the API server), resync (which owners need work,
-// by listing) and ownwrites (the reconciler's own writes, recognised when
-// their events come back).
+// by listing), ownwrites (what the reconciler's clients write, recognised
+// when its events come back), handoff (the objects believable events
+// carried, read in place of the API server's) and auth (only the event
+// sources' OIDC identities may send).
 package serverless

@@ -63,8 +63,10 @@ type Operator struct {
 	// the handoff.Store of the objects that events hand to the reconcile
 	// (handoff.Get), for the reconciled kind's uncached.Lister, when its
 	// reconciler is safe with them (see uncached.Lister.TakingFrom).
-	// The reconciler records its writes of owned objects in writes.
-	New func(ctx context.Context, writes *ownwrites.Record) Parts
+	// What the injection clients write is recorded (see ownwrites), so that
+	// the events reporting the reconciler's own writes are recognised: the
+	// reconciler need not know.
+	New func(ctx context.Context) Parts
 }
 
 // Parts are what Main runs.
@@ -126,6 +128,9 @@ func Main(op Operator) {
 		cfg.Burst = defaultBurst
 	}
 	cfg.UserAgent = op.Name
+	// The objects the clients write, recognised when their events come.
+	writes := ownwrites.New(ownwrites.DefaultMax)
+	cfg.Wrap(writes.Transport)
 	opts, err := set.options()
 	if err != nil {
 		log.Fatal(err)
@@ -184,8 +189,7 @@ func Main(op Operator) {
 	handoffs := handoff.New(handoff.DefaultMaxBytes)
 	partsCtx = handoff.WithStore(partsCtx, handoffs)
 
-	writes := ownwrites.New(ownwrites.DefaultMax)
-	parts := op.New(partsCtx, writes)
+	parts := op.New(partsCtx)
 	decoder := &receiver.Decoder{Owner: op.Owner, Owned: parts.Owned, Settled: parts.Settled, OwnWrites: writes, SkipNoOp: true, Handoff: handoffs}
 	srv := receiver.New(partsCtx, parts.Reconciler, decoder, parts.Resync, *opts)
 	err = srv.Run(ctx, nil)

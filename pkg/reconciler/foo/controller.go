@@ -30,7 +30,6 @@ import (
 	foolisters "github.com/frugal-operator/foo-operator/pkg/client/listers/samplecontroller/v1alpha1"
 	"github.com/frugal-operator/foo-operator/pkg/serverless"
 	"github.com/frugal-operator/foo-operator/pkg/serverless/handoff"
-	"github.com/frugal-operator/foo-operator/pkg/serverless/ownwrites"
 	"github.com/frugal-operator/foo-operator/pkg/serverless/receiver"
 	"github.com/frugal-operator/foo-operator/pkg/serverless/uncached"
 )
@@ -41,14 +40,14 @@ const AgentName = "foo-reconciler"
 
 // New returns the Foo operator's parts for serverless.Main: the reconciler,
 // the Deployments that Foos own, and the resync's lister.
-func New(ctx context.Context, writes *ownwrites.Record) serverless.Parts {
+func New(ctx context.Context) serverless.Parts {
 	kc, lister := kubeclient.Get(ctx), NewLister(fooclient.Get(ctx), kubeclient.Get(ctx))
 	deployments := receiver.OwnedKind(deploymentKind, func(ns string) uncached.Client[*appsv1.Deployment, *appsv1.DeploymentList] {
 		return kc.AppsV1().Deployments(ns)
 	})
 	deployments.Claimants = lister.Claimants
 	return serverless.Parts{
-		Reconciler: NewReconciler(ctx, writes),
+		Reconciler: NewReconciler(ctx),
 		Owned:      []receiver.Owned{deployments},
 		// Changed only by the Deployment's rollout, or a new spec: a
 		// refused name (DeploymentNotOwned) is not, a reconcile may take it.
@@ -63,15 +62,12 @@ func New(ctx context.Context, writes *ownwrites.Record) serverless.Parts {
 // event carries is read in their place only when ctx holds a handoff.Store
 // (see docs/trust-model.md): the add of a Foo never reconciled, from a
 // sender authenticated as one that delivers in order.
-//
-// The Deployments it writes are recorded in writes (nil: nowhere), so that
-// the events reporting them can be recognised.
-func NewReconciler(ctx context.Context, writes *ownwrites.Record) controller.Reconciler {
+func NewReconciler(ctx context.Context) controller.Reconciler {
 	fc := fooclient.Get(ctx).SamplecontrollerV1alpha1()
 	foos := fooLister{uncached.New(ctx, func(ns string) uncached.Client[*samplesv1alpha1.Foo, *samplesv1alpha1.FooList] {
 		return fc.Foos(ns)
 	}).TakingFrom(handoff.Get(ctx))}
-	r := &Reconciler{kubeclient: kubeclient.Get(ctx), fooclient: fooclient.Get(ctx), writes: writes}
+	r := &Reconciler{kubeclient: kubeclient.Get(ctx), fooclient: fooclient.Get(ctx)}
 	return fooreconciler.NewReconciler(ctx, logging.FromContext(ctx), fooclient.Get(ctx), foos, controller.GetEventRecorder(ctx), r)
 }
 

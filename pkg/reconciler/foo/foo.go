@@ -36,15 +36,12 @@ import (
 	"github.com/frugal-operator/foo-operator/pkg/client/clientset/versioned"
 	fooreconciler "github.com/frugal-operator/foo-operator/pkg/client/injection/reconciler/samplecontroller/v1alpha1/foo"
 	"github.com/frugal-operator/foo-operator/pkg/reconciler/foo/resources"
-	"github.com/frugal-operator/foo-operator/pkg/serverless/ownwrites"
 )
 
 // Reconciler keeps a Foo's Deployment in line with the Foo.
 type Reconciler struct {
 	kubeclient kubernetes.Interface
 	fooclient  versioned.Interface
-	// writes records the Deployments written (nil: none).
-	writes *ownwrites.Record
 }
 
 var _ fooreconciler.Interface = (*Reconciler)(nil)
@@ -83,7 +80,6 @@ func (r *Reconciler) ReconcileKind(ctx context.Context, foo *samplesv1alpha1.Foo
 			if err != nil {
 				return fmt.Errorf("failed to update deployment %q: %w", desired.Name, err)
 			}
-			r.wrote(d)
 			logging.FromContext(ctx).Infow("Updated deployment", "deployment", desired.Name)
 			event = newDeploymentUpdated(desired.Name)
 		}
@@ -114,13 +110,7 @@ func (r *Reconciler) getOrCreate(ctx context.Context, foo *samplesv1alpha1.Foo, 
 			return nil, false, fmt.Errorf("failed to get deployment %q: %w", desired.Name, err)
 		}
 	}
-	created := r.writes.Creating(deploymentKind, desired.Namespace, desired.Name)
 	d, err := deployments.Create(ctx, desired, metav1.CreateOptions{})
-	if err == nil {
-		created(d.ResourceVersion)
-	} else {
-		created("")
-	}
 	if apierrs.IsAlreadyExists(err) {
 		if err := r.current(ctx, foo); err != nil {
 			return nil, false, err
@@ -163,12 +153,6 @@ func namespaceGone(err error) bool {
 	}
 	d := status.Status().Details
 	return d != nil && d.Kind == "namespaces"
-}
-
-// wrote records a Deployment the reconciler wrote, so that its event is
-// recognised as reporting only that (see ownwrites).
-func (r *Reconciler) wrote(d *appsv1.Deployment) {
-	r.writes.Wrote(deploymentKind, d.Namespace, d.Name, d.ResourceVersion)
 }
 
 var deploymentKind = appsv1.SchemeGroupVersion.WithKind("Deployment").GroupKind()

@@ -20,7 +20,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -33,14 +32,12 @@ import (
 	fakekubeclient "knative.dev/pkg/client/injection/kube/client/fake"
 	"knative.dev/pkg/controller"
 	"knative.dev/pkg/ptr"
-	pkgreconciler "knative.dev/pkg/reconciler"
 	. "knative.dev/pkg/reconciler/testing" //nolint:revive,staticcheck // TableTest vocabulary
 
 	samplesv1alpha1 "github.com/frugal-operator/foo-operator/pkg/apis/samplecontroller/v1alpha1"
 	"github.com/frugal-operator/foo-operator/pkg/reconciler/foo/resources"
 	. "github.com/frugal-operator/foo-operator/pkg/reconciler/testing" //nolint:revive,staticcheck // object builders
 	"github.com/frugal-operator/foo-operator/pkg/serverless/handoff"
-	"github.com/frugal-operator/foo-operator/pkg/serverless/ownwrites"
 )
 
 const (
@@ -481,7 +478,7 @@ func TestReconcile(t *testing.T) {
 	}}
 
 	table.Test(t, MakeFactory(func(ctx context.Context) controller.Reconciler {
-		return NewReconciler(ctx, nil)
+		return NewReconciler(ctx)
 	}))
 }
 
@@ -534,43 +531,5 @@ func TestReconcileKindPermanentErrors(t *testing.T) {
 				t.Errorf("ReconcileKind() made %d requests, want only the read: %v", got, kc.Actions())
 			}
 		})
-	}
-}
-
-// The Deployments the reconciler writes are recorded with the version the
-// API server gave them, so that their events are recognised.
-func TestReconcileKindRecordsItsWrites(t *testing.T) {
-	deployments := appsv1.SchemeGroupVersion.WithKind("Deployment").GroupKind()
-	rv := 0
-	ctx, kc := fakekubeclient.With(context.Background(),
-		Deployment(resources.MakeDeployment(NewFoo("drifted", ns, WithDeploymentName("drifted"))), WithDeploymentReplicas(5)))
-	writes := ownwrites.New(0)
-	inFlight := false
-	kc.PrependReactor("*", "deployments", func(a clientgotesting.Action) (bool, runtime.Object, error) {
-		if a.GetVerb() == "create" {
-			// The add event may come now, before the answer.
-			inFlight = writes.IsOwnAdd(deployments, ns, "new", "any")
-		}
-		if o, ok := a.(clientgotesting.CreateAction); ok && a.GetVerb() != "get" {
-			rv++ // the fake API server gives no resourceVersions: stand in for it
-			o.GetObject().(*appsv1.Deployment).ResourceVersion = fmt.Sprint(rv)
-		}
-		return false, nil, nil
-	})
-	r := &Reconciler{kubeclient: kc, writes: writes}
-	for _, f := range []*samplesv1alpha1.Foo{
-		NewFoo("new", ns, WithDeploymentName("new")),
-		NewFoo("drifted", ns, WithDeploymentName("drifted"), WithObservedGeneration),
-	} {
-		// Success is a Normal event here (DeploymentCreated, DeploymentUpdated).
-		if ev := new(pkgreconciler.ReconcilerEvent); !errors.As(r.ReconcileKind(ctx, f), &ev) || ev.EventType != corev1.EventTypeNormal {
-			t.Fatalf("ReconcileKind(%s) = %v, want a Normal event", f.Name, ev)
-		}
-	}
-	if !inFlight {
-		t.Error("the create was not recorded while in flight")
-	}
-	if !writes.IsOwn(deployments, ns, "new", "1") || !writes.IsOwn(deployments, ns, "drifted", "2") {
-		t.Errorf("the create and the update were not recorded at their versions (%d remembered)", writes.Len())
 	}
 }

@@ -22,4 +22,7 @@ limitations under the License.
 // A version is recognised by its resourceVersion, which the API server gives
 // each write; the event that carries it reports that write and no later one.
 // A forged event carrying it only skips itself.
+//
+// The writes are recorded by Record.Transport, which wraps the transport of
+// the reconciler's clients: the reconciler itself knows nothing of it.
 package ownwrites

@@ -70,6 +70,14 @@ func (r *Record) Wrote(gk schema.GroupKind, ns, name, rv string) {
 	k := key{gk, types.NamespacedName{Namespace: ns, Name: name}}
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	r.wrote(k, rv)
+}
+
+// wrote records k at rv, with r.mu held.
+func (r *Record) wrote(k key, rv string) {
+	if rv == "" {
+		return
+	}
 	r.rv[k] = rv
 	r.order = append(r.order, entry{k, rv})
 	for len(r.rv) > r.max || len(r.order) > 2*r.max {
@@ -95,11 +103,11 @@ func (r *Record) Creating(gk schema.GroupKind, ns, name string) (created func(rv
 	r.mu.Unlock()
 	return func(rv string) {
 		r.mu.Lock()
+		defer r.mu.Unlock()
 		if r.creating[k]--; r.creating[k] <= 0 {
 			delete(r.creating, k)
 		}
-		r.mu.Unlock()
-		r.Wrote(gk, ns, name, rv)
+		r.wrote(k, rv) // at once: its add event is recognised throughout
 	}
 }
 
@@ -136,6 +144,9 @@ func (r *Record) IsOwn(gk schema.GroupKind, ns, name, rv string) bool {
 
 // Len returns how many writes are remembered.
 func (r *Record) Len() int {
+	if r == nil {
+		return 0
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return len(r.rv)

@@ -96,7 +96,8 @@ type Decoder struct {
 	Owner schema.GroupKind
 	// Owned are the kinds that owners control.
 	Owned []Owned
-	// OwnWrites, if set, holds the owned objects the reconciler wrote:
+	// OwnWrites, if set, holds the owned objects the reconciler wrote
+	// (recorded by its clients' ownwrites.Record.Transport):
 	// an add or update event (Resource mode) of exactly such a version, or an
 	// add while the reconciler's create of that object is in flight, only
 	// reports that write, and is ignored.

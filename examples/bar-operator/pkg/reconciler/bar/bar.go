@@ -32,14 +32,11 @@ import (
 	examplev1alpha1 "github.com/frugal-operator/foo-operator/examples/bar-operator/pkg/apis/example/v1alpha1"
 	barreconciler "github.com/frugal-operator/foo-operator/examples/bar-operator/pkg/client/injection/reconciler/example/v1alpha1/bar"
 	"github.com/frugal-operator/foo-operator/examples/bar-operator/pkg/reconciler/bar/resources"
-	"github.com/frugal-operator/foo-operator/pkg/serverless/ownwrites"
 )
 
 // Reconciler keeps a Bar's ConfigMap in line with the Bar.
 type Reconciler struct {
 	kubeclient kubernetes.Interface
-	// writes records the ConfigMaps written (nil: none).
-	writes *ownwrites.Record
 }
 
 var _ barreconciler.Interface = (*Reconciler)(nil)
@@ -86,7 +83,6 @@ func (r *Reconciler) ReconcileKind(ctx context.Context, bar *examplev1alpha1.Bar
 		if cm, err = configMaps.Update(ctx, update, metav1.UpdateOptions{}); err != nil {
 			return fmt.Errorf("failed to update configmap %q: %w", desired.Name, err)
 		}
-		r.writes.Wrote(configMapKind, cm.Namespace, cm.Name, cm.ResourceVersion)
 		logging.FromContext(ctx).Infow("Updated configmap", "configmap", desired.Name)
 		event = newConfigMapUpdated(desired.Name)
 	}
@@ -94,15 +90,12 @@ func (r *Reconciler) ReconcileKind(ctx context.Context, bar *examplev1alpha1.Bar
 	return event
 }
 
-// create creates desired, recording the write.
+// create creates desired.
 func (r *Reconciler) create(ctx context.Context, desired *corev1.ConfigMap) (*corev1.ConfigMap, error) {
-	created := r.writes.Creating(configMapKind, desired.Namespace, desired.Name)
 	cm, err := r.kubeclient.CoreV1().ConfigMaps(desired.Namespace).Create(ctx, desired, metav1.CreateOptions{})
 	if err != nil {
-		created("")
 		return nil, err
 	}
-	created(cm.ResourceVersion)
 	logging.FromContext(ctx).Infow("Created configmap", "configmap", desired.Name)
 	return cm, nil
 }

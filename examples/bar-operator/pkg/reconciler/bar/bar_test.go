@@ -36,7 +36,6 @@ import (
 	examplev1alpha1 "github.com/frugal-operator/foo-operator/examples/bar-operator/pkg/apis/example/v1alpha1"
 	fakebarclient "github.com/frugal-operator/foo-operator/examples/bar-operator/pkg/client/injection/client/fake"
 	"github.com/frugal-operator/foo-operator/examples/bar-operator/pkg/reconciler/bar/resources"
-	"github.com/frugal-operator/foo-operator/pkg/serverless/ownwrites"
 )
 
 const (
@@ -105,7 +104,7 @@ func makeFactory(t *testing.T, r *TableRow) (controller.Reconciler, ActionRecord
 	ctx, barClient := fakebarclient.With(ctx, bars...)
 	recorder := record.NewFakeRecorder(10)
 	ctx = controller.WithEventRecorder(ctx, recorder)
-	c := NewReconciler(ctx, nil)
+	c := NewReconciler(ctx)
 	if err := c.(pkgreconciler.LeaderAware).Promote(pkgreconciler.UniversalBucket(), func(pkgreconciler.Bucket, types.NamespacedName) {}); err != nil {
 		t.Fatal("Promote() =", err)
 	}
@@ -201,30 +200,6 @@ func TestReconcile(t *testing.T) {
 			newBar(withData(map[string]string{"not a key": "x"})).Validate(context.Background()))},
 	}}
 	table.Test(t, makeFactory)
-}
-
-// The ConfigMaps the reconciler writes are recorded with the version the
-// API server gave them, so that their events are recognised.
-func TestReconcileKindRecordsItsWrites(t *testing.T) {
-	ctx, kc := fakekubeclient.With(context.Background(), configMap(newBar(withData(nil)), func(cm *corev1.ConfigMap) { cm.Name = "drifted" }))
-	kc.PrependReactor("*", "configmaps", func(a clientgotesting.Action) (bool, runtime.Object, error) {
-		if o, ok := a.(clientgotesting.CreateAction); ok && a.GetVerb() != "get" {
-			o.GetObject().(*corev1.ConfigMap).ResourceVersion = a.GetVerb() // stand in for the API server
-		}
-		return false, nil, nil
-	})
-	writes := ownwrites.New(0)
-	r := &Reconciler{kubeclient: kc, writes: writes}
-	drifted := newBar(reconciled)
-	drifted.Name, drifted.UID = "drifted", "bar-uid"
-	for _, b := range []*examplev1alpha1.Bar{newBar(), drifted} {
-		if err := r.ReconcileKind(ctx, b); err == nil || controller.IsPermanentError(err) {
-			t.Fatalf("ReconcileKind(%s) = %v, want a Normal event", b.Name, err)
-		}
-	}
-	if !writes.IsOwn(configMapKind, ns, barName, "create") || !writes.IsOwn(configMapKind, ns, "drifted", "update") {
-		t.Errorf("the create and the update were not recorded at their versions (%d remembered)", writes.Len())
-	}
 }
 
 func TestNeedsWork(t *testing.T) {

@@ -32,7 +32,6 @@ import (
 	barlisters "github.com/frugal-operator/foo-operator/examples/bar-operator/pkg/client/listers/example/v1alpha1"
 	"github.com/frugal-operator/foo-operator/examples/bar-operator/pkg/reconciler/bar/resources"
 	"github.com/frugal-operator/foo-operator/pkg/serverless"
-	"github.com/frugal-operator/foo-operator/pkg/serverless/ownwrites"
 	"github.com/frugal-operator/foo-operator/pkg/serverless/receiver"
 	"github.com/frugal-operator/foo-operator/pkg/serverless/resync"
 	"github.com/frugal-operator/foo-operator/pkg/serverless/uncached"
@@ -43,10 +42,10 @@ import (
 const AgentName = "bar-reconciler"
 
 // New returns the Bar operator's parts for serverless.Main.
-func New(ctx context.Context, writes *ownwrites.Record) serverless.Parts {
+func New(ctx context.Context) serverless.Parts {
 	kc, bc := kubeclient.Get(ctx), barclient.Get(ctx).ExampleV1alpha1()
 	return serverless.Parts{
-		Reconciler: NewReconciler(ctx, writes),
+		Reconciler: NewReconciler(ctx),
 		Owned: []receiver.Owned{receiver.OwnedKind(configMapKind, func(ns string) uncached.Client[*corev1.ConfigMap, *corev1.ConfigMapList] {
 			return kc.CoreV1().ConfigMaps(ns)
 		})},
@@ -68,14 +67,13 @@ func New(ctx context.Context, writes *ownwrites.Record) serverless.Parts {
 }
 
 // NewReconciler returns the generated Bar reconciler around a Reconciler,
-// reading Bars and ConfigMaps from the API server. The ConfigMaps it writes
-// are recorded in writes (nil: nowhere).
-func NewReconciler(ctx context.Context, writes *ownwrites.Record) controller.Reconciler {
+// reading Bars and ConfigMaps from the API server.
+func NewReconciler(ctx context.Context) controller.Reconciler {
 	bc := barclient.Get(ctx)
 	bars := barLister{uncached.New(ctx, func(ns string) uncached.Client[*examplev1alpha1.Bar, *examplev1alpha1.BarList] {
 		return bc.ExampleV1alpha1().Bars(ns)
 	})}
-	r := &Reconciler{kubeclient: kubeclient.Get(ctx), writes: writes}
+	r := &Reconciler{kubeclient: kubeclient.Get(ctx)}
 	return barreconciler.NewReconciler(ctx, logging.FromContext(ctx), bc, bars, controller.GetEventRecorder(ctx), r)
 }
 
