@@ -178,3 +178,52 @@ func releaseImage(t *testing.T) string {
 	t.Fatalf("%s names no reconciler image", release)
 	return ""
 }
+
+// The README's uninstall that keeps every Foo: `kubectl delete -f` of the
+// release with the selector leaves the CRD and the aggregated roles, and
+// takes everything else. Asked of the API server as a dry run, so that the
+// suite's install stays.
+func TestUninstallWithTheSelectorKeepsTheCRD(t *testing.T) {
+	deleted := func(args ...string) map[string]bool {
+		t.Helper()
+		cmd := exec.Command(tool("kubectl"), append([]string{"--kubeconfig", kubeconfig, "delete", "-f", release, "--dry-run=server", "-o", "name"}, args...)...)
+		cmd.Dir, cmd.Stderr = root, os.Stderr
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("kubectl delete -f %s %v --dry-run=server: %v", release, args, err)
+		}
+		names := map[string]bool{}
+		for _, l := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+			if f := strings.Fields(l); len(f) > 0 {
+				names[f[0]] = true
+			}
+		}
+		return names
+	}
+	kept := []string{
+		"customresourcedefinition.apiextensions.k8s.io/foos.samplecontroller.knative.io",
+		"clusterrole.rbac.authorization.k8s.io/foo-operator-edit",
+		"clusterrole.rbac.authorization.k8s.io/foo-operator-view",
+	}
+	gone := []string{"namespace/" + system, "service.serving.knative.dev/" + service}
+	all := deleted()
+	for _, name := range append(kept, gone...) {
+		if !all[name] {
+			t.Fatalf("kubectl delete -f %s would not delete %s; it would delete %v", release, name, all)
+		}
+	}
+	selected := deleted("--selector", "app.kubernetes.io/component!=api")
+	for _, name := range kept {
+		if selected[name] {
+			t.Errorf("with the selector, kubectl delete would delete %s", name)
+		}
+	}
+	for _, name := range gone {
+		if !selected[name] {
+			t.Errorf("with the selector, kubectl delete would keep %s", name)
+		}
+	}
+	if len(selected) != len(all)-len(kept) {
+		t.Errorf("with the selector, kubectl delete would delete %d objects, want all %d but the %d kept: %v", len(selected), len(all), len(kept), selected)
+	}
+}

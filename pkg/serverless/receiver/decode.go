@@ -216,9 +216,17 @@ func (d *Decoder) learn(verb string, o *eventObject, key types.NamespacedName) {
 // a resync listed them.
 func (d *Decoder) Listed(keys []types.NamespacedName) { d.waiting.listedAll(keys) }
 
-// Decode returns what the event asks for. Errors are BadEventErrors when the
-// event cannot be used, other errors when reading the API server failed.
-func (d *Decoder) Decode(ctx context.Context, e *cloudevents.Event) (Target, error) {
+// Sender is what the receiver knows of an event's sender.
+type Sender struct {
+	// InOrder: authenticated as a sender that delivers each object's events
+	// in order, an ApiServerSource adapter (see Verifier).
+	InOrder bool
+}
+
+// Decode returns what the event, from sender, asks for. Errors are
+// BadEventErrors when the event cannot be used, other errors when reading
+// the API server failed.
+func (d *Decoder) Decode(ctx context.Context, e *cloudevents.Event, sender Sender) (Target, error) {
 	t := e.Type()
 	v, ok := verbs[t]
 	switch {
@@ -229,14 +237,14 @@ func (d *Decoder) Decode(ctx context.Context, e *cloudevents.Event) (Target, err
 	case v.ref:
 		return d.decodeRef(ctx, e)
 	default:
-		return d.decodeResource(ctx, e, v.verb)
+		return d.decodeResource(ctx, e, v.verb, sender)
 	}
 }
 
 // decodeResource reads the object a Resource-mode event carries. The owner
 // of an owned object is read from the object itself, which works on delete
 // too.
-func (d *Decoder) decodeResource(ctx context.Context, e *cloudevents.Event, verb string) (Target, error) {
+func (d *Decoder) decodeResource(ctx context.Context, e *cloudevents.Event, verb string, sender Sender) (Target, error) {
 	var obj eventObject
 	if err := unmarshalData(e, &obj); err != nil {
 		return Target{}, err
@@ -254,7 +262,7 @@ func (d *Decoder) decodeResource(ctx context.Context, e *cloudevents.Event, verb
 		if err != nil {
 			return t, err
 		}
-		d.handOff(ctx, verb, &obj, e.Data(), t.Keys[0])
+		d.handOff(verb, sender, &obj, e.Data(), t.Keys[0])
 		d.learn(verb, &obj, t.Keys[0])
 		if d.SkipNoOp {
 			if why := d.nothingToDo(verb, &obj); why != "" {
@@ -300,25 +308,12 @@ func (d *Decoder) decodeResource(ctx context.Context, e *cloudevents.Event, verb
 // handOff keeps the object (data) of an owner's event for the reconcile of
 // key if it may be believed for it (see Decoder.Handoff), else forgets what
 // was kept: the event tells of a change the kept object may not show.
-func (d *Decoder) handOff(ctx context.Context, verb string, o *eventObject, data []byte, key types.NamespacedName) {
-	if verb == "add" && senderInOrder(ctx) && o.Status.ObservedGeneration == 0 && o.Metadata.DeletionTimestamp == nil {
+func (d *Decoder) handOff(verb string, sender Sender, o *eventObject, data []byte, key types.NamespacedName) {
+	if verb == "add" && sender.InOrder && o.Status.ObservedGeneration == 0 && o.Metadata.DeletionTimestamp == nil {
 		d.Handoff.Put(key, data)
 		return
 	}
 	d.Handoff.Forget(key)
-}
-
-type senderInOrderKey struct{}
-
-// withSenderInOrder marks ctx as a request whose sender delivers in order
-// (see Verifier).
-func withSenderInOrder(ctx context.Context) context.Context {
-	return context.WithValue(ctx, senderInOrderKey{}, true)
-}
-
-func senderInOrder(ctx context.Context) bool {
-	ok, _ := ctx.Value(senderInOrderKey{}).(bool)
-	return ok
 }
 
 // nothingToDo says why an owner event asks for no reconcile, or "".

@@ -144,7 +144,7 @@ func TestDecode(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			d, _ := newDecoder(tc.objects...)
-			got, err := d.Decode(context.Background(), &tc.event)
+			got, err := d.Decode(context.Background(), &tc.event, Sender{})
 			if tc.wantBad {
 				if !IsBadEvent(err) {
 					t.Fatalf("Decode() = %+v, %v, want a BadEventError", got, err)
@@ -167,7 +167,7 @@ func TestDecodeRefReadFailureIsTransient(t *testing.T) {
 		return true, nil, context.DeadlineExceeded
 	})
 	e := refEvent("update", "apps/v1", "Deployment", "deployments", "ns", "web")
-	if _, err := d.Decode(context.Background(), &e); err == nil || IsBadEvent(err) {
+	if _, err := d.Decode(context.Background(), &e, Sender{}); err == nil || IsBadEvent(err) {
 		t.Errorf("Decode() = %v, want a transient (non-BadEvent) error", err)
 	}
 }
@@ -221,7 +221,7 @@ func TestDecodeSkipNoOp(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			d, _ := newDecoder()
 			d.SkipNoOp, d.Settled = tc.skip, settled
-			got, err := d.Decode(context.Background(), &tc.event)
+			got, err := d.Decode(context.Background(), &tc.event, Sender{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -275,7 +275,7 @@ func TestDecodeDeletedDeploymentWakesItsClaimants(t *testing.T) {
 				got = &call{ns, name, holder}
 				return tc.claimants, tc.err
 			}
-			target, err := d.Decode(context.Background(), &tc.event)
+			target, err := d.Decode(context.Background(), &tc.event, Sender{})
 			if (err != nil) != tc.wantErr || IsBadEvent(err) {
 				t.Fatalf("Decode() = %v, want a transient error: %v", err, tc.wantErr)
 			}
@@ -328,12 +328,12 @@ func TestADeletedDeploymentsClaimantsAreLookedUpOnlyWhenOneMayWait(t *testing.T)
 				d.Listed(tc.listed)
 			}
 			for _, e := range tc.before {
-				if _, err := d.Decode(context.Background(), &e); err != nil {
+				if _, err := d.Decode(context.Background(), &e, Sender{}); err != nil {
 					t.Fatal(err)
 				}
 			}
 			e := deploymentResourceEvent("delete", "ns", "web", "a")
-			target, err := d.Decode(context.Background(), &e)
+			target, err := d.Decode(context.Background(), &e, Sender{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -370,7 +370,7 @@ func TestDecodeIgnoresTheReconcilersOwnWrites(t *testing.T) {
 			d.OwnWrites = ownwrites.New(0)
 			d.OwnWrites.Wrote(deploymentKind, "ns", "web", "7")
 			d.OwnWrites.Creating(deploymentKind, "ns", "new") // no answer yet
-			got, err := d.Decode(context.Background(), &tc.event)
+			got, err := d.Decode(context.Background(), &tc.event, Sender{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -393,16 +393,16 @@ func TestDecodeHandsOffWhatMayBeBelieved(t *testing.T) {
 			}
 		})
 	}
-	inOrder := withSenderInOrder(context.Background())
+	inOrder := Sender{InOrder: true}
 	tests := []struct {
 		name  string
-		ctx   context.Context
+		from  Sender
 		event cloudevents.Event
 		kept  bool // was something kept before: is it still?
 		want  bool // is the event's object kept now?
 	}{
 		{"add of a new Foo, in order", inOrder, fooResourceEvent("add", "ns", "a"), false, true},
-		{"add of a new Foo, from a sender not known to keep order", context.Background(), fooResourceEvent("add", "ns", "a"), false, false},
+		{"add of a new Foo, from a sender not known to keep order", Sender{}, fooResourceEvent("add", "ns", "a"), false, false},
 		{"add of a Foo already reconciled", inOrder, withStatus(fooResourceEvent("add", "ns", "a"), 1, false), false, false},
 		{"add of a Foo being deleted", inOrder, withStatus(fooResourceEvent("add", "ns", "a"), 0, true), false, false},
 		{"a second add before the reconcile: neither", inOrder, fooResourceEvent("add", "ns", "a"), true, false},
@@ -423,7 +423,7 @@ func TestDecodeHandsOffWhatMayBeBelieved(t *testing.T) {
 			if tc.kept {
 				d.Handoff.Put(a, before)
 			}
-			if _, err := d.Decode(tc.ctx, &tc.event); err != nil {
+			if _, err := d.Decode(context.Background(), &tc.event, tc.from); err != nil {
 				t.Fatal(err)
 			}
 			got, ok := d.Handoff.Take(a)
@@ -479,7 +479,7 @@ func TestDecodeRejectsInvalidNames(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			d, kc := newDecoder(ownedDeployment("ns", "web", "a"))
-			got, err := d.Decode(context.Background(), &tc.event)
+			got, err := d.Decode(context.Background(), &tc.event, Sender{})
 			if !IsBadEvent(err) || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("Decode() = %+v, %v, want a BadEventError containing %q", got, err, tc.want)
 			}

@@ -73,10 +73,11 @@ func (s *Server) admit(w http.ResponseWriter) (release func(), ok bool) {
 	return func() { s.inflightEvents.Add(-1) }, true
 }
 
-// intake reads and decodes the request's event by deadline, within the body
-// budget, and returns what it asks for, its names and a logger that names it. When it
-// cannot, it answers the request itself and returns why.
-func (s *Server) intake(w http.ResponseWriter, r *http.Request, deadline time.Time) (Target, eventNames, *zap.SugaredLogger, error) {
+// intake reads and decodes the request's event, from sender, by deadline,
+// within the body budget, and returns what it asks for, its names and a
+// logger that names it. When it cannot, it answers the request itself and
+// returns why.
+func (s *Server) intake(w http.ResponseWriter, r *http.Request, sender Sender, deadline time.Time) (Target, eventNames, *zap.SugaredLogger, error) {
 	ctx := r.Context()
 	logger := logging.FromContext(ctx)
 	rc := http.NewResponseController(w)
@@ -85,7 +86,7 @@ func (s *Server) intake(w http.ResponseWriter, r *http.Request, deadline time.Ti
 	// server's timeouts apply.)
 	_ = rc.SetWriteDeadline(deadline.Add(writeGrace))
 
-	target, names, err := s.readAndDecode(ctx, w, r, rc, deadline)
+	target, names, err := s.readAndDecode(ctx, w, r, rc, sender, deadline)
 	if names.typ != "" {
 		logger = logger.With(zap.String("type", names.typ), zap.String("id", names.id), zap.String("subject", names.subject))
 	}
@@ -109,7 +110,7 @@ func (s *Server) intake(w http.ResponseWriter, r *http.Request, deadline time.Ti
 
 // readAndDecode holds the event's body only while it decodes it: the event
 // itself is garbage once this returns.
-func (s *Server) readAndDecode(ctx context.Context, w http.ResponseWriter, r *http.Request, rc *http.ResponseController, deadline time.Time) (Target, eventNames, error) {
+func (s *Server) readAndDecode(ctx context.Context, w http.ResponseWriter, r *http.Request, rc *http.ResponseController, sender Sender, deadline time.Time) (Target, eventNames, error) {
 	body, release, err := s.readBody(ctx, w, r, rc, deadline)
 	if err != nil {
 		return Target{}, eventNames{}, err
@@ -120,7 +121,7 @@ func (s *Server) readAndDecode(ctx context.Context, w http.ResponseWriter, r *ht
 		return Target{}, eventNames{}, err
 	}
 	names := eventNames{typ: event.Type(), id: event.ID(), subject: event.Subject()}
-	target, err := s.decoder.Decode(ctx, event)
+	target, err := s.decoder.Decode(ctx, event, sender)
 	return target, names, err
 }
 

@@ -333,16 +333,15 @@ func (s *Server) answer(w http.ResponseWriter, r *http.Request, arrived time.Tim
 		return "", false
 	}
 	defer done()
+	var sender Sender
 	if s.opts.Verifier != nil {
 		inOrder, ok := s.opts.Verifier.Verify(w, r)
 		if !ok {
 			return "", false // answered
 		}
-		if inOrder {
-			r = r.WithContext(withSenderInOrder(r.Context()))
-		}
+		sender.InOrder = inOrder
 	}
-	target, names, logger, err := s.intake(w, r, deadline)
+	target, names, logger, err := s.intake(w, r, sender, deadline)
 	if err != nil {
 		return names.typ, false // answered
 	}
