@@ -32,6 +32,8 @@ func main() {
 		Name:   foo.AgentName,
 		Owner:  samplesv1alpha1.Kind("Foo"),
 		Scheme: fooscheme.Scheme,
-		New:    foo.New,
+		// Safe: see foo.NewReconciler.
+		HandOff: samplesv1alpha1.SchemeGroupVersion.WithResource("foos"),
+		New:     foo.New,
 	})
 }

@@ -57,15 +57,24 @@ type Operator struct {
 	// Scheme knows the Owner's kind, for the Kubernetes events it records
 	// (a generated clientset's scheme package).
 	Scheme *runtime.Scheme
+	// HandOff, if set, is the Owner's resource (its group, version and
+	// plural): then the first read of an owner never reconciled, in the
+	// reconcile that its add event asks for, is answered with the object
+	// that event carried instead of a GET, when the event may be believed
+	// for it (see receiver.Decoder.Handoff and package handoff). Set it only
+	// if the reconciler is safe with an owner that lags behind the API
+	// server's: for an owner never reconciled, it may create what the owner
+	// asks for, but reads the owner again before it changes anything that
+	// exists (the Foo reconciler: AlreadyExists, then a GET and a Conflict
+	// if the Foo changed).
+	HandOff schema.GroupVersionResource
 	// New returns the operator's parts. ctx holds the logger, the injection
 	// clients and the event recorder (controller.GetEventRecorder), and is
-	// not cancelled on SIGTERM: the parts serve the drain. It also holds
-	// the handoff.Store of the objects that events hand to the reconcile
-	// (handoff.Get), for the reconciled kind's uncached.Lister, when its
-	// reconciler is safe with them (see uncached.Lister.TakingFrom).
-	// What the injection clients write is recorded (see ownwrites), so that
-	// the events reporting the reconciler's own writes are recognised: the
-	// reconciler need not know.
+	// not cancelled on SIGTERM: the parts serve the drain. What the
+	// injection clients write is recorded (see ownwrites), so that the
+	// events reporting the reconciler's own writes are recognised, and what
+	// events hand off is read through them (see HandOff): the reconciler
+	// need not know of either.
 	New func(ctx context.Context) Parts
 }
 
@@ -131,6 +140,13 @@ func Main(op Operator) {
 	// The objects the clients write, recognised when their events come.
 	writes := ownwrites.New(ownwrites.DefaultMax)
 	cfg.Wrap(writes.Transport)
+	// What the events of an authenticated in-order sender hand off (none
+	// without sender authentication), read by the clients' GETs.
+	var handoffs *handoff.Store
+	if !op.HandOff.Empty() {
+		handoffs = handoff.New(handoff.DefaultMaxBytes)
+		cfg.Wrap(handoffs.Transport(op.HandOff))
+	}
 	opts, err := set.options()
 	if err != nil {
 		log.Fatal(err)
@@ -183,11 +199,6 @@ func Main(op Operator) {
 	}
 	partsCtx := context.WithoutCancel(ctx)
 	partsCtx = controller.WithEventRecorder(partsCtx, eventRecorder(kubeclient.Get(ctx).CoreV1(), op))
-
-	// What the events of an authenticated in-order sender hand off (none
-	// without sender authentication), for the listers of op's reconciler.
-	handoffs := handoff.New(handoff.DefaultMaxBytes)
-	partsCtx = handoff.WithStore(partsCtx, handoffs)
 
 	parts := op.New(partsCtx)
 	decoder := &receiver.Decoder{Owner: op.Owner, Owned: parts.Owned, Settled: parts.Settled, OwnWrites: writes, SkipNoOp: true, Handoff: handoffs}

@@ -29,7 +29,6 @@ import (
 	fooreconciler "github.com/frugal-operator/foo-operator/pkg/client/injection/reconciler/samplecontroller/v1alpha1/foo"
 	foolisters "github.com/frugal-operator/foo-operator/pkg/client/listers/samplecontroller/v1alpha1"
 	"github.com/frugal-operator/foo-operator/pkg/serverless"
-	"github.com/frugal-operator/foo-operator/pkg/serverless/handoff"
 	"github.com/frugal-operator/foo-operator/pkg/serverless/receiver"
 	"github.com/frugal-operator/foo-operator/pkg/serverless/uncached"
 )
@@ -58,15 +57,16 @@ func New(ctx context.Context) serverless.Parts {
 
 // NewReconciler returns the generated Foo reconciler around a Reconciler,
 // reading Foos and Deployments straight from the API server: it needs the
-// injection clients and an event recorder in ctx, and no informer. What an
-// event carries is read in their place only when ctx holds a handoff.Store
-// (see docs/trust-model.md): the add of a Foo never reconciled, from a
-// sender authenticated as one that delivers in order.
+// injection clients and an event recorder in ctx, and no informer. It is
+// safe with a Foo that lags behind the API server's, as what an event hands
+// off may (see serverless.Operator.HandOff and docs/trust-model.md): a Foo
+// never reconciled creates its Deployment first, and on AlreadyExists reads
+// the Foo again and returns a Conflict if it changed.
 func NewReconciler(ctx context.Context) controller.Reconciler {
 	fc := fooclient.Get(ctx).SamplecontrollerV1alpha1()
 	foos := fooLister{uncached.New(ctx, func(ns string) uncached.Client[*samplesv1alpha1.Foo, *samplesv1alpha1.FooList] {
 		return fc.Foos(ns)
-	}).TakingFrom(handoff.Get(ctx))}
+	})}
 	r := &Reconciler{kubeclient: kubeclient.Get(ctx), fooclient: fooclient.Get(ctx)}
 	return fooreconciler.NewReconciler(ctx, logging.FromContext(ctx), fooclient.Get(ctx), foos, controller.GetEventRecorder(ctx), r)
 }

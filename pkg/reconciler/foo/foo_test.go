@@ -18,7 +18,6 @@ package foo
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"testing"
 
@@ -27,7 +26,6 @@ import (
 	apierrs "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/types"
 	clientgotesting "k8s.io/client-go/testing"
 	fakekubeclient "knative.dev/pkg/client/injection/kube/client/fake"
 	"knative.dev/pkg/controller"
@@ -37,7 +35,6 @@ import (
 	samplesv1alpha1 "github.com/frugal-operator/foo-operator/pkg/apis/samplecontroller/v1alpha1"
 	"github.com/frugal-operator/foo-operator/pkg/reconciler/foo/resources"
 	. "github.com/frugal-operator/foo-operator/pkg/reconciler/testing" //nolint:revive,staticcheck // object builders
-	"github.com/frugal-operator/foo-operator/pkg/serverless/handoff"
 )
 
 const (
@@ -110,11 +107,11 @@ func TestReconcile(t *testing.T) {
 		}},
 		WantEvents: []string{Eventf(corev1.EventTypeNormal, "DeploymentUpdated", "Updated deployment %q", depName)},
 	}, {
-		Name:         "new Foo handed off by its add event: no reads at all",
-		Key:          key,
-		Ctx:          handedOff(NewFoo(fooName, ns, base())),
-		Objects:      []runtime.Object{NewFoo(fooName, ns, base())},
-		WithReactors: []clientgotesting.ReactionFunc{InduceFailure("get", "foos"), InduceFailure("get", "deployments")},
+		Name:    "new Foo handed off by its add event: no reads at all",
+		Key:     key,
+		Objects: []runtime.Object{NewFoo(fooName, ns, base())},
+		// The last reactor runs first: the handoff, then any other read fails.
+		WithReactors: []clientgotesting.ReactionFunc{InduceFailure("get", "foos"), InduceFailure("get", "deployments"), handedOff(NewFoo(fooName, ns, base()))},
 		WantCreates:  []runtime.Object{owned},
 		WantStatusUpdates: []clientgotesting.UpdateActionImpl{{
 			Object: NewFoo(fooName, ns, base(WithInitFooConditions, WithStatusOf(owned), WithObservedGeneration)),
@@ -122,11 +119,11 @@ func TestReconcile(t *testing.T) {
 		WantEvents: []string{Eventf(corev1.EventTypeNormal, "DeploymentCreated", "Created deployment %q", depName)},
 	}, {
 		// The Foo its event carried is current: what exists is converged on it.
-		Name:        "handed-off Foo whose Deployment exists: AlreadyExists, the Foo read (unchanged), converge",
-		Key:         key,
-		Ctx:         handedOff(NewFoo(fooName, ns, base(WithResourceVersion("1")))),
-		Objects:     []runtime.Object{NewFoo(fooName, ns, base(WithResourceVersion("1"))), Deployment(available, WithDeploymentReplicas(5))},
-		WantCreates: []runtime.Object{owned},
+		Name:         "handed-off Foo whose Deployment exists: AlreadyExists, the Foo read (unchanged), converge",
+		Key:          key,
+		WithReactors: []clientgotesting.ReactionFunc{handedOff(NewFoo(fooName, ns, base(WithResourceVersion("1"))))},
+		Objects:      []runtime.Object{NewFoo(fooName, ns, base(WithResourceVersion("1"))), Deployment(available, WithDeploymentReplicas(5))},
+		WantCreates:  []runtime.Object{owned},
 		WantUpdates: []clientgotesting.UpdateActionImpl{{
 			Object: available,
 		}},
@@ -141,22 +138,22 @@ func TestReconcile(t *testing.T) {
 		// the generated reconciler makes of the old Foo is refused by a real
 		// API server, then made onto the current Foo with the old
 		// generation; the fake client has no resourceVersions.)
-		Name:        "handed-off Foo behind the API server's, its Deployment exists: the Foo read, Conflict, the Deployment left alone",
-		Key:         key,
-		Ctx:         handedOff(NewFoo(fooName, ns, base(WithResourceVersion("1")))),
-		Objects:     []runtime.Object{NewFoo(fooName, ns, base(WithResourceVersion("2"), WithGeneration(2), WithReplicas(5))), Deployment(available, WithDeploymentReplicas(5))},
-		WantErr:     true,
-		WantCreates: []runtime.Object{owned},
+		Name:         "handed-off Foo behind the API server's, its Deployment exists: the Foo read, Conflict, the Deployment left alone",
+		Key:          key,
+		WithReactors: []clientgotesting.ReactionFunc{handedOff(NewFoo(fooName, ns, base(WithResourceVersion("1"))))},
+		Objects:      []runtime.Object{NewFoo(fooName, ns, base(WithResourceVersion("2"), WithGeneration(2), WithReplicas(5))), Deployment(available, WithDeploymentReplicas(5))},
+		WantErr:      true,
+		WantCreates:  []runtime.Object{owned},
 		WantStatusUpdates: []clientgotesting.UpdateActionImpl{{
 			Object: NewFoo(fooName, ns, base(WithResourceVersion("1"), WithInitFooConditions, withNewGenerationUnknown, WithObservedGeneration)),
 		}},
 	}, {
-		Name:        "handed-off Foo deleted since, a Deployment of its name exists: Conflict, nothing else",
-		Key:         key,
-		Ctx:         handedOff(NewFoo(fooName, ns, base())),
-		Objects:     []runtime.Object{Deployment(available, WithoutOwner)},
-		WantErr:     true,
-		WantCreates: []runtime.Object{owned},
+		Name:         "handed-off Foo deleted since, a Deployment of its name exists: Conflict, nothing else",
+		Key:          key,
+		WithReactors: []clientgotesting.ReactionFunc{handedOff(NewFoo(fooName, ns, base()))},
+		Objects:      []runtime.Object{Deployment(available, WithoutOwner)},
+		WantErr:      true,
+		WantCreates:  []runtime.Object{owned},
 		WantStatusUpdates: []clientgotesting.UpdateActionImpl{{
 			Object: NewFoo(fooName, ns, base(WithInitFooConditions, withNewGenerationUnknown, WithObservedGeneration)),
 		}},
@@ -482,16 +479,20 @@ func TestReconcile(t *testing.T) {
 	}))
 }
 
-// handedOff returns a context whose handoff.Store holds foo, as the
-// receiver keeps the object of an add event it may believe.
-func handedOff(foo *samplesv1alpha1.Foo) context.Context {
-	s := handoff.New(0)
-	data, err := json.Marshal(foo)
-	if err != nil {
-		panic(err)
+// handedOff answers the first GET of foo with foo, once, as the handoff
+// transport answers the reconcile's first read of a Foo whose add event the
+// receiver believed (see serverless.Operator.HandOff); later reads reach the
+// (fake) API server.
+func handedOff(foo *samplesv1alpha1.Foo) clientgotesting.ReactionFunc {
+	taken := false
+	return func(a clientgotesting.Action) (bool, runtime.Object, error) {
+		get, ok := a.(clientgotesting.GetAction)
+		if !ok || taken || a.GetVerb() != "get" || a.GetResource().Resource != "foos" || get.GetNamespace() != foo.Namespace || get.GetName() != foo.Name {
+			return false, nil, nil
+		}
+		taken = true
+		return true, foo.DeepCopy(), nil
 	}
-	s.Put(types.NamespacedName{Namespace: foo.Namespace, Name: foo.Name}, data)
-	return handoff.WithStore(context.Background(), s)
 }
 
 // withObserved sets status.observedGeneration: the Foo was reconciled at

@@ -24,4 +24,8 @@ limitations under the License.
 // directly), and only an add of an owner never reconciled. Any other event
 // about the key forgets what was put: the reconcile then reads. What is put
 // is taken once; forgetting costs a read, never a wrong answer.
+//
+// The reconcile takes it through Store.Transport, which wraps the transport
+// of the reconciler's clients: its first GET of the owner is answered with
+// it, whatever client or lister makes that GET.
 package handoff

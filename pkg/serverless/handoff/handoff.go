@@ -18,7 +18,6 @@ package handoff
 
 import (
 	"bytes"
-	"context"
 	"sync"
 
 	"k8s.io/apimachinery/pkg/types"
@@ -105,18 +104,4 @@ func (s *Store) Len() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return len(s.objs)
-}
-
-type storeKey struct{}
-
-// WithStore returns a context carrying s, for the listers that the
-// operator's parts build (see uncached.Lister.TakingFrom).
-func WithStore(ctx context.Context, s *Store) context.Context {
-	return context.WithValue(ctx, storeKey{}, s)
-}
-
-// Get returns the Store in ctx; nil when there is none.
-func Get(ctx context.Context) *Store {
-	s, _ := ctx.Value(storeKey{}).(*Store)
-	return s
 }

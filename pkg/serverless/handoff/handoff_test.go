@@ -17,7 +17,6 @@ limitations under the License.
 package handoff
 
 import (
-	"context"
 	"testing"
 
 	"k8s.io/apimachinery/pkg/types"
@@ -96,12 +95,5 @@ func TestNilStoreHoldsNothing(t *testing.T) {
 	s.Forget(web)
 	if obj, ok := s.Take(web); ok {
 		t.Errorf("Take() = %q from a nil Store", obj)
-	}
-	if Get(context.Background()) != nil {
-		t.Error("Get() found a Store in an empty context")
-	}
-	st := New(0)
-	if Get(WithStore(context.Background(), st)) != st {
-		t.Error("Get() did not return the Store put in the context")
 	}
 }

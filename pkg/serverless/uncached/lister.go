@@ -18,16 +18,11 @@ package uncached
 
 import (
 	"context"
-	"encoding/json"
-	"reflect"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/types"
-
-	"github.com/frugal-operator/foo-operator/pkg/serverless/handoff"
 )
 
 // Client is what a Lister needs of a typed client of one kind (a
@@ -53,8 +48,6 @@ type Lister[T, L runtime.Object] struct {
 	ctx    context.Context
 	client func(namespace string) Client[T, L]
 	ns     string
-	// handoff, if set, answers a Get it holds an object for, once.
-	handoff *handoff.Store
 }
 
 // New returns a Lister of every namespace whose requests live as long as
@@ -70,29 +63,8 @@ func (l Lister[T, L]) In(namespace string) Lister[T, L] {
 	return l
 }
 
-// TakingFrom returns a Lister whose Get first takes the object that s holds
-// for the key, if any (see package handoff), and reads only otherwise. Use
-// it for the reconciled kind's lister, whose objects the receiver hands off,
-// and only if the reconciler is safe with an object that lags behind the
-// API server's: for an object never reconciled (what is handed off), it
-// may create what the object asks for, but reads the object again before it
-// changes anything that exists (the Foo reconciler: AlreadyExists, then a
-// GET and a Conflict if the Foo changed).
-func (l Lister[T, L]) TakingFrom(s *handoff.Store) Lister[T, L] {
-	l.handoff = s
-	return l
-}
-
-// Get reads one object of the lister's namespace, unless one was handed off
-// for it (see TakingFrom).
+// Get reads one object of the lister's namespace.
 func (l Lister[T, L]) Get(name string) (T, error) {
-	if data, ok := l.handoff.Take(types.NamespacedName{Namespace: l.ns, Name: name}); ok {
-		obj := reflect.New(reflect.TypeFor[T]().Elem()).Interface().(T)
-		if err := json.Unmarshal(data, obj); err == nil {
-			return obj, nil
-		}
-		// Not an object of this kind after all: read it.
-	}
 	return l.client(l.ns).Get(l.ctx, name, metav1.GetOptions{})
 }
 

@@ -25,11 +25,8 @@ import (
 	apierrs "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/apimachinery/pkg/types"
 	kubefake "k8s.io/client-go/kubernetes/fake"
 	appsv1listers "k8s.io/client-go/listers/apps/v1"
-
-	"github.com/frugal-operator/foo-operator/pkg/serverless/handoff"
 )
 
 // deploymentLister is the generated DeploymentLister on a Lister: what each
@@ -96,37 +93,5 @@ func TestLister(t *testing.T) {
 				t.Error("List (-want, +got):", diff)
 			}
 		})
-	}
-}
-
-func TestListerTakesWhatIsHandedOff(t *testing.T) {
-	kc := kubefake.NewSimpleClientset(deployment("a", "web", map[string]string{"v": "read"}))
-	store := handoff.New(0)
-	l := deploymentLister{New(context.Background(), func(ns string) Client[*appsv1.Deployment, *appsv1.DeploymentList] {
-		return kc.AppsV1().Deployments(ns)
-	}).TakingFrom(store)}
-	web := types.NamespacedName{Namespace: "a", Name: "web"}
-
-	store.Put(web, []byte(`{"metadata":{"namespace":"a","name":"web","labels":{"v":"handed off"}}}`))
-	got, err := l.Deployments("a").Get("web")
-	if err != nil || got.Labels["v"] != "handed off" {
-		t.Fatalf("Get() = %v, %v; want the object handed off", got, err)
-	}
-	if n := len(kc.Actions()); n != 0 {
-		t.Errorf("Get() of a handed-off object made %d requests, want 0", n)
-	}
-	// Taken once: the next Get reads, as does one for an object that is not JSON of the kind.
-	store.Put(types.NamespacedName{Namespace: "a", Name: "db"}, []byte(`not json`))
-	for _, name := range []string{"web", "db"} {
-		got, err := l.Deployments("a").Get(name)
-		if name == "web" && (err != nil || got.Labels["v"] != "read") {
-			t.Errorf("Get(web) again = %v, %v; want the object read", got, err)
-		}
-		if name == "db" && !apierrs.IsNotFound(err) {
-			t.Errorf("Get(db) = %v, %v; want it read (NotFound)", got, err)
-		}
-	}
-	if n := len(kc.Actions()); n != 2 {
-		t.Errorf("made %d requests, want 2 GETs", n)
 	}
 }
