@@ -45,6 +45,14 @@ const (
 )
 
 func TestReconcile(t *testing.T) {
+	reconcileRows().Test(t, MakeFactory(func(ctx context.Context) controller.Reconciler {
+		return NewReconciler(ctx)
+	}))
+}
+
+// reconcileRows are ReconcileKind's rows: TestReconcile runs them, and
+// TestNeedsWorkFindsTheWorkOfEveryRow holds the resync's NeedsWork to them.
+func reconcileRows() TableTest {
 	// base is a Foo asking for 2 replicas of Deployment "nginx".
 	base := func(opts ...FooOption) FooOption {
 		return func(f *samplesv1alpha1.Foo) {
@@ -65,7 +73,7 @@ func TestReconcile(t *testing.T) {
 	sidecar := corev1.Container{Name: "sidecar", Image: "busybox:1.36", Command: []string{"sleep", "infinity"}}
 	updated := Eventf(corev1.EventTypeNormal, "DeploymentUpdated", "Updated deployment %q", depName)
 
-	table := TableTest{{
+	return TableTest{{
 		Name: "bad key",
 		Key:  "too/many/parts",
 	}, {
@@ -473,10 +481,6 @@ func TestReconcile(t *testing.T) {
 		WantEvents: []string{Eventf(corev1.EventTypeWarning, "InvalidSpec",
 			"Invalid spec: invalid value: -1: spec.replicas\nmust be greater than or equal to 0")},
 	}}
-
-	table.Test(t, MakeFactory(func(ctx context.Context) controller.Reconciler {
-		return NewReconciler(ctx)
-	}))
 }
 
 // handedOff answers the first GET of foo with foo, once, as the handoff

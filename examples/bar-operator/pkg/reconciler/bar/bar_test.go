@@ -18,6 +18,7 @@ package bar
 
 import (
 	"context"
+	"slices"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -25,6 +26,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	clientgotesting "k8s.io/client-go/testing"
+	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
 	"knative.dev/pkg/apis"
 	fakekubeclient "knative.dev/pkg/client/injection/kube/client/fake"
@@ -116,11 +118,17 @@ func makeFactory(t *testing.T, r *TableRow) (controller.Reconciler, ActionRecord
 }
 
 func TestReconcile(t *testing.T) {
+	reconcileRows().Test(t, makeFactory)
+}
+
+// reconcileRows are ReconcileKind's rows: TestReconcile runs them, and
+// TestResyncFindsTheWorkOfEveryRow holds the resync to them.
+func reconcileRows() TableTest {
 	owned := configMap(newBar())
 	foreign := configMap(newBar(), func(cm *corev1.ConfigMap) { cm.OwnerReferences = nil })
 	created := Eventf(corev1.EventTypeNormal, "ConfigMapCreated", "Created configmap %q", barName)
 	updated := Eventf(corev1.EventTypeNormal, "ConfigMapUpdated", "Updated configmap %q", barName)
-	table := TableTest{{
+	return TableTest{{
 		Name: "bar not found",
 		Key:  key,
 	}, {
@@ -199,7 +207,6 @@ func TestReconcile(t *testing.T) {
 		WantEvents: []string{Eventf(corev1.EventTypeWarning, "InvalidSpec", "Invalid spec: %v",
 			newBar(withData(map[string]string{"not a key": "x"})).Validate(context.Background()))},
 	}}
-	table.Test(t, makeFactory)
 }
 
 func TestNeedsWork(t *testing.T) {
@@ -227,4 +234,48 @@ func TestNeedsWork(t *testing.T) {
 			}
 		})
 	}
+}
+
+// The resync cannot miss work that a reconcile would do: over every row of
+// ReconcileKind's table, the resync that New wires, listing the row's
+// objects, names the row's Bar whenever the reconcile writes anything.
+func TestResyncFindsTheWorkOfEveryRow(t *testing.T) {
+	checked := 0
+	for _, row := range reconcileRows() {
+		ns, name, err := cache.SplitMetaNamespaceKey(row.Key)
+		if err != nil {
+			continue
+		}
+		var bars, kube []runtime.Object
+		listed := false
+		for _, o := range row.Objects {
+			if b, ok := o.(*examplev1alpha1.Bar); ok {
+				bars = append(bars, b)
+				listed = listed || (b.Namespace == ns && b.Name == name)
+			} else {
+				kube = append(kube, o)
+			}
+		}
+		if !listed {
+			continue // no Bar to list: nothing for a resync to find
+		}
+		ctx, _ := fakekubeclient.With(logtesting.TestContextWithLogger(t), kube...)
+		ctx, _ = fakebarclient.With(ctx, bars...)
+		ctx = controller.WithEventRecorder(ctx, record.NewFakeRecorder(10))
+		keys, err := New(ctx).Resync(ctx)
+		if err != nil {
+			t.Fatalf("%s: the resync: %v", row.Name, err)
+		}
+		checked++
+		found := slices.Contains(keys, types.NamespacedName{Namespace: ns, Name: name})
+		writes := len(row.WantCreates) + len(row.WantUpdates) + len(row.WantStatusUpdates) + len(row.WantDeletes) +
+			len(row.WantPatches) + len(row.WantDeleteCollections)
+		switch {
+		case writes > 0 && !found:
+			t.Errorf("%s: the reconcile writes %d objects, the resync does not find it needs work", row.Name, writes)
+		case writes == 0 && found:
+			t.Logf("%s: the resync reconciles it, which writes nothing", row.Name)
+		}
+	}
+	t.Logf("%d rows checked", checked)
 }
