@@ -38,6 +38,8 @@ else
   hack/build-tools.sh default cluster
 fi
 go test -count=1 "$@" $(go list ./... | grep -v '/test/knative$')
+# The library, a module of its own.
+(cd pkg/serverless && go test -count=1 "$@" ./...)
 if ! $rootless; then
   # Alone: the cluster takes the whole machine. -v prints the wake-up times.
   go test -count=1 -v -timeout 60m "$@" ./test/knative
