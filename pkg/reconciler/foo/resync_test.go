@@ -18,9 +18,7 @@ package foo
 
 import (
 	"context"
-	"slices"
 	"sort"
-	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -30,12 +28,12 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	kubefake "k8s.io/client-go/kubernetes/fake"
 	clientgotesting "k8s.io/client-go/testing"
-	"k8s.io/client-go/tools/cache"
 
 	samplesv1alpha1 "github.com/frugal-operator/foo-operator/pkg/apis/samplecontroller/v1alpha1"
 	foofake "github.com/frugal-operator/foo-operator/pkg/client/clientset/versioned/fake"
 	"github.com/frugal-operator/foo-operator/pkg/reconciler/foo/resources"
 	. "github.com/frugal-operator/foo-operator/pkg/reconciler/testing" //nolint:revive,staticcheck // object builders
+	"github.com/frugal-operator/foo-operator/pkg/serverless/resync/resynctest"
 )
 
 // converged returns a Foo named name, asking for Deployment dep, whose
@@ -163,45 +161,18 @@ func TestClaimantsWithoutTheSelectableField(t *testing.T) {
 
 // The resync cannot miss work that a reconcile would do: over every row of
 // ReconcileKind's table, the resync, listing the row's objects, names the
-// row's Foo whenever the reconcile writes anything. (Rows whose Foo is
-// handed off by an event are left out: the resync reconciles from reads.)
+// row's Foo whenever the reconcile writes anything.
 func TestNeedsWorkFindsTheWorkOfEveryRow(t *testing.T) {
-	checked, working := 0, 0
-	defer func() { t.Logf("%d rows checked, %d of them writing", checked, working) }()
-	for _, row := range reconcileRows() {
-		ns, name, err := cache.SplitMetaNamespaceKey(row.Key)
-		if err != nil || strings.Contains(row.Name, "handed") {
-			continue
-		}
+	isFoo := func(o runtime.Object) bool { _, ok := o.(*samplesv1alpha1.Foo); return ok }
+	resynctest.FindsEveryRowsWork(t, reconcileRows(), isFoo, func(objects []runtime.Object) ([]types.NamespacedName, error) {
 		var foos, kube []runtime.Object
-		listed := false
-		for _, o := range row.Objects {
-			if f, ok := o.(*samplesv1alpha1.Foo); ok {
-				foos = append(foos, f)
-				listed = listed || (f.Namespace == ns && f.Name == name)
+		for _, o := range objects {
+			if isFoo(o) {
+				foos = append(foos, o)
 			} else {
 				kube = append(kube, o)
 			}
 		}
-		if !listed {
-			continue // no Foo to list: nothing for a resync to find
-		}
-		keys, err := NewLister(foofake.NewSimpleClientset(foos...), kubefake.NewSimpleClientset(kube...)).KeysNeedingWork(context.Background())
-		if err != nil {
-			t.Fatalf("%s: KeysNeedingWork() = %v", row.Name, err)
-		}
-		checked++
-		found := slices.Contains(keys, types.NamespacedName{Namespace: ns, Name: name})
-		writes := len(row.WantCreates) + len(row.WantUpdates) + len(row.WantStatusUpdates) + len(row.WantDeletes) +
-			len(row.WantPatches) + len(row.WantDeleteCollections)
-		if writes > 0 {
-			working++
-		}
-		switch {
-		case writes > 0 && !found:
-			t.Errorf("%s: the reconcile writes %d objects, the resync does not find it needs work", row.Name, writes)
-		case writes == 0 && found:
-			t.Logf("%s: the resync reconciles it, which writes nothing", row.Name)
-		}
-	}
+		return NewLister(foofake.NewSimpleClientset(foos...), kubefake.NewSimpleClientset(kube...)).KeysNeedingWork(context.Background())
+	})
 }

@@ -18,7 +18,6 @@ package bar
 
 import (
 	"context"
-	"slices"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -26,7 +25,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	clientgotesting "k8s.io/client-go/testing"
-	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
 	"knative.dev/pkg/apis"
 	fakekubeclient "knative.dev/pkg/client/injection/kube/client/fake"
@@ -38,6 +36,7 @@ import (
 	examplev1alpha1 "github.com/frugal-operator/foo-operator/examples/bar-operator/pkg/apis/example/v1alpha1"
 	fakebarclient "github.com/frugal-operator/foo-operator/examples/bar-operator/pkg/client/injection/client/fake"
 	"github.com/frugal-operator/foo-operator/examples/bar-operator/pkg/reconciler/bar/resources"
+	"github.com/frugal-operator/foo-operator/pkg/serverless/resync/resynctest"
 )
 
 const (
@@ -240,42 +239,19 @@ func TestNeedsWork(t *testing.T) {
 // ReconcileKind's table, the resync that New wires, listing the row's
 // objects, names the row's Bar whenever the reconcile writes anything.
 func TestResyncFindsTheWorkOfEveryRow(t *testing.T) {
-	checked := 0
-	for _, row := range reconcileRows() {
-		ns, name, err := cache.SplitMetaNamespaceKey(row.Key)
-		if err != nil {
-			continue
-		}
+	isBar := func(o runtime.Object) bool { _, ok := o.(*examplev1alpha1.Bar); return ok }
+	resynctest.FindsEveryRowsWork(t, reconcileRows(), isBar, func(objects []runtime.Object) ([]types.NamespacedName, error) {
 		var bars, kube []runtime.Object
-		listed := false
-		for _, o := range row.Objects {
-			if b, ok := o.(*examplev1alpha1.Bar); ok {
-				bars = append(bars, b)
-				listed = listed || (b.Namespace == ns && b.Name == name)
+		for _, o := range objects {
+			if isBar(o) {
+				bars = append(bars, o)
 			} else {
 				kube = append(kube, o)
 			}
 		}
-		if !listed {
-			continue // no Bar to list: nothing for a resync to find
-		}
 		ctx, _ := fakekubeclient.With(logtesting.TestContextWithLogger(t), kube...)
 		ctx, _ = fakebarclient.With(ctx, bars...)
 		ctx = controller.WithEventRecorder(ctx, record.NewFakeRecorder(10))
-		keys, err := New(ctx).Resync(ctx)
-		if err != nil {
-			t.Fatalf("%s: the resync: %v", row.Name, err)
-		}
-		checked++
-		found := slices.Contains(keys, types.NamespacedName{Namespace: ns, Name: name})
-		writes := len(row.WantCreates) + len(row.WantUpdates) + len(row.WantStatusUpdates) + len(row.WantDeletes) +
-			len(row.WantPatches) + len(row.WantDeleteCollections)
-		switch {
-		case writes > 0 && !found:
-			t.Errorf("%s: the reconcile writes %d objects, the resync does not find it needs work", row.Name, writes)
-		case writes == 0 && found:
-			t.Logf("%s: the resync reconciles it, which writes nothing", row.Name)
-		}
-	}
-	t.Logf("%d rows checked", checked)
+		return New(ctx).Resync(ctx)
+	})
 }
