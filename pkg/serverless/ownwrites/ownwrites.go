@@ -64,7 +64,7 @@ func New(max int) *Record {
 // Wrote records that the reconciler wrote the object of kind gk at
 // resourceVersion rv (from the API server's answer to the write).
 func (r *Record) Wrote(gk schema.GroupKind, ns, name, rv string) {
-	if r == nil || rv == "" {
+	if r == nil {
 		return
 	}
 	k := key{gk, types.NamespacedName{Namespace: ns, Name: name}}
