@@ -34,6 +34,7 @@ func main() {
 		Scheme: fooscheme.Scheme,
 		// Safe: see foo.NewReconciler.
 		HandOff: samplesv1alpha1.SchemeGroupVersion.WithResource("foos"),
+		Resync:  foo.Resync,
 		New:     foo.New,
 	})
 }

@@ -34,6 +34,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/record"
 	kubeclient "knative.dev/pkg/client/injection/kube/client"
 	"knative.dev/pkg/controller"
@@ -45,6 +46,7 @@ import (
 	"github.com/frugal-operator/foo-operator/pkg/serverless/handoff"
 	"github.com/frugal-operator/foo-operator/pkg/serverless/ownwrites"
 	"github.com/frugal-operator/foo-operator/pkg/serverless/receiver"
+	"github.com/frugal-operator/foo-operator/pkg/serverless/resync"
 )
 
 // Operator is what an operator brings.
@@ -68,13 +70,22 @@ type Operator struct {
 	// exists (the Foo reconciler: AlreadyExists, then a GET and a Conflict
 	// if the Foo changed).
 	HandOff schema.GroupVersionResource
+	// Resync is what a resync lists to find the owners that need work (see
+	// package resync): the owners' resource, and the resources of the
+	// objects they own, labelled with their owner's name. It runs the
+	// reconciler that New returns over what it lists, with its writes
+	// refused: the owners whose reconcile would write are reconciled.
+	Resync resync.Kinds
 	// New returns the operator's parts. ctx holds the logger, the injection
 	// clients and the event recorder (controller.GetEventRecorder), and is
 	// not cancelled on SIGTERM: the parts serve the drain. What the
 	// injection clients write is recorded (see ownwrites), so that the
 	// events reporting the reconciler's own writes are recognised, and what
 	// events hand off is read through them (see HandOff): the reconciler
-	// need not know of either.
+	// need not know of either. New is called a second time for the
+	// resync's dry runs (see Resync), with clients that answer from what the
+	// resync listed and refuse writes: the reconciler must use the injection
+	// clients of ctx only.
 	New func(ctx context.Context) Parts
 }
 
@@ -89,9 +100,6 @@ type Parts struct {
 	// that no reconcile can change (see receiver.Decoder.Settled): updates
 	// of an owner reconciled with such a reason are not reconciled again.
 	Settled []string
-	// Resync returns the keys that a resync reconciles (the ping's and the
-	// cold start's): those that may need work.
-	Resync receiver.KeyLister
 }
 
 // Defaults of the API client's rate limit: client-go's own (5/s, burst 10)
@@ -137,6 +145,8 @@ func Main(op Operator) {
 		cfg.Burst = defaultBurst
 	}
 	cfg.UserAgent = op.Name
+	// The resync's lists and dry runs neither record nor hand off.
+	resyncCfg := rest.CopyConfig(cfg)
 	// The objects the clients write, recognised when their events come.
 	writes := ownwrites.New(ownwrites.DefaultMax)
 	cfg.Wrap(writes.Transport)
@@ -201,8 +211,12 @@ func Main(op Operator) {
 	partsCtx = controller.WithEventRecorder(partsCtx, eventRecorder(kubeclient.Get(ctx).CoreV1(), op))
 
 	parts := op.New(partsCtx)
+	rs, err := resync.New(partsCtx, resyncCfg, op.Resync, func(ctx context.Context) controller.Reconciler { return op.New(ctx).Reconciler })
+	if err != nil {
+		logger.Fatalw("Failed to set up the resync", zap.Error(err))
+	}
 	decoder := &receiver.Decoder{Owner: op.Owner, Owned: parts.Owned, Settled: parts.Settled, OwnWrites: writes, SkipNoOp: true, Handoff: handoffs}
-	srv := receiver.New(partsCtx, parts.Reconciler, decoder, parts.Resync, *opts)
+	srv := receiver.New(partsCtx, parts.Reconciler, decoder, rs.KeysNeedingWork, *opts)
 	err = srv.Run(ctx, nil)
 	// The last metrics are exported before the process goes.
 	flushCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)

@@ -28,8 +28,10 @@ import (
 	fooclient "github.com/frugal-operator/foo-operator/pkg/client/injection/client"
 	fooreconciler "github.com/frugal-operator/foo-operator/pkg/client/injection/reconciler/samplecontroller/v1alpha1/foo"
 	foolisters "github.com/frugal-operator/foo-operator/pkg/client/listers/samplecontroller/v1alpha1"
+	"github.com/frugal-operator/foo-operator/pkg/reconciler/foo/resources"
 	"github.com/frugal-operator/foo-operator/pkg/serverless"
 	"github.com/frugal-operator/foo-operator/pkg/serverless/receiver"
+	"github.com/frugal-operator/foo-operator/pkg/serverless/resync"
 	"github.com/frugal-operator/foo-operator/pkg/serverless/uncached"
 )
 
@@ -37,21 +39,27 @@ import (
 // Kubernetes events name.
 const AgentName = "foo-reconciler"
 
+// Resync is what the resync lists: the Foos, and the Deployments labelled
+// with a Foo's name.
+var Resync = resync.Kinds{
+	Owner: samplesv1alpha1.SchemeGroupVersion.WithResource("foos"),
+	Owned: []resync.Owned{{Resource: appsv1.SchemeGroupVersion.WithResource("deployments"), OwnerLabel: resources.FooLabelKey}},
+}
+
 // New returns the Foo operator's parts for serverless.Main: the reconciler,
-// the Deployments that Foos own, and the resync's lister.
+// and the Deployments that Foos own.
 func New(ctx context.Context) serverless.Parts {
-	kc, lister := kubeclient.Get(ctx), NewLister(fooclient.Get(ctx), kubeclient.Get(ctx))
+	kc := kubeclient.Get(ctx)
 	deployments := receiver.OwnedKind(deploymentKind, func(ns string) uncached.Client[*appsv1.Deployment, *appsv1.DeploymentList] {
 		return kc.AppsV1().Deployments(ns)
 	})
-	deployments.Claimants = lister.Claimants
+	deployments.Claimants = claimants{fooclient.Get(ctx)}.of
 	return serverless.Parts{
 		Reconciler: NewReconciler(ctx),
 		Owned:      []receiver.Owned{deployments},
 		// Changed only by the Deployment's rollout, or a new spec: a
 		// refused name (DeploymentNotOwned) is not, a reconcile may take it.
 		Settled: []string{samplesv1alpha1.ReasonDeploymentRollingOut, samplesv1alpha1.ReasonDeploymentFailed, samplesv1alpha1.ReasonSpecInvalid},
-		Resync:  lister.KeysNeedingWork,
 	}
 }
 

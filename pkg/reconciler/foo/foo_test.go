@@ -51,7 +51,7 @@ func TestReconcile(t *testing.T) {
 }
 
 // reconcileRows are ReconcileKind's rows: TestReconcile runs them, and
-// TestNeedsWorkFindsTheWorkOfEveryRow holds the resync's NeedsWork to them.
+// TestResyncFindsTheWorkOfEveryRow holds the resync to them.
 func reconcileRows() TableTest {
 	// base is a Foo asking for 2 replicas of Deployment "nginx".
 	base := func(opts ...FooOption) FooOption {

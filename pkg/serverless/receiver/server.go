@@ -24,6 +24,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"slices"
 	"strconv"
 	"sync/atomic"
 	"time"
@@ -179,10 +180,12 @@ type Verifier interface {
 	Verify(w http.ResponseWriter, r *http.Request) (inOrder, ok bool)
 }
 
-// KeyLister returns the keys a resync reconciles: every key that may need
-// work. Listing every object is correct too; skipping those that provably
-// need nothing makes a resync cheap.
-type KeyLister func(ctx context.Context) ([]types.NamespacedName, error)
+// KeyLister returns the keys a resync reconciles (work): every key that may
+// need work. Listing every object is correct too; skipping those that
+// provably need nothing makes a resync cheap. Refused are keys whose
+// reconcile changes nothing until something else does (a name another owner
+// frees, say): not reconciled, but they may wait (see Owned.Claimants).
+type KeyLister func(ctx context.Context) (work, refused []types.NamespacedName, err error)
 
 // New returns a Server feeding rec (a generated reconciler, typically) from
 // the events that decoder maps; resync says which keys a resync (the
@@ -398,10 +401,10 @@ func (s *Server) answer(w http.ResponseWriter, r *http.Request, arrived time.Tim
 // records how long that took and how many there are.
 func (s *Server) listForResync(ctx context.Context, trigger string) ([]types.NamespacedName, error) {
 	start := time.Now()
-	keys, err := s.resync(ctx)
+	keys, refused, err := s.resync(ctx)
 	if err == nil {
 		s.metrics.resync(ctx, trigger, len(keys), time.Since(start))
-		s.decoder.Listed(keys)
+		s.decoder.Listed(append(slices.Clip(keys), refused...))
 	}
 	return keys, err
 }

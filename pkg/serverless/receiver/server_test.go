@@ -121,7 +121,7 @@ func startServer(t *testing.T, rec *fakeReconciler, opts Options, resync ...type
 	if opts.Address == "" {
 		opts.Address = "127.0.0.1:0"
 	}
-	srv := New(ctx, rec, d, func(context.Context) ([]types.NamespacedName, error) { return resync, nil }, opts)
+	srv := New(ctx, rec, d, func(context.Context) ([]types.NamespacedName, []types.NamespacedName, error) { return resync, nil, nil }, opts)
 	addr := make(chan net.Addr, 1)
 	ts := &testServer{stop: cancel, done: make(chan error, 1), rec: rec, srv: srv}
 	srv.enqueued = func() { ts.enqueues.Add(1) }

@@ -15,7 +15,9 @@ limitations under the License.
 */
 
 // Package resync answers a resync's question, "which owners need work?", by
-// listing: every owner, then the objects they own, a page at a time, compared
-// in memory. At steady state it costs two LISTs per page of owners and
-// writes nothing, where a reconcile of each owner would read twice per owner.
+// listing the owners and the objects they own, a page at a time, and running
+// the operator's own reconciler over what it listed, with its writes refused:
+// the owners whose reconcile would write need work. At steady state it costs
+// a LIST per page of owners and per owned resource, and writes nothing, where
+// a reconcile of each owner would read at least once per owner.
 package resync

@@ -18,97 +18,244 @@ package resync
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"path"
+	"strings"
+	"sync"
 
+	"go.uber.org/zap"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/selection"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/tools/pager"
+	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/record"
+	"knative.dev/pkg/controller"
+	"knative.dev/pkg/injection"
+	"knative.dev/pkg/logging"
+	pkgreconciler "knative.dev/pkg/reconciler"
+
+	"github.com/frugal-operator/foo-operator/pkg/serverless/resync/internal/snapshot"
 )
 
-// Object is a Kubernetes object of a typed client: *appsv1.Deployment, ...
-type Object interface {
-	runtime.Object
-	metav1.Object
+// Kinds are what a resync lists.
+type Kinds struct {
+	// Owner is the owners' resource.
+	Owner schema.GroupVersionResource
+	// Owned are the resources of the objects owners own, or read.
+	Owned []Owned
 }
 
-// Pairs finds the owners (of type O) whose reconcile would change
-// something, given the object each owns (of type D), if any.
-type Pairs[O, D Object] struct {
-	// Owners lists the owners of every namespace, a page at a time.
-	Owners pager.ListPageFunc
-	// Owned lists the owned objects of every namespace, a page at a time.
-	Owned pager.ListPageFunc
-	// OwnedSelector is the label selector of the owned objects that owners
-	// may control (never every object of the kind in the cluster).
-	OwnedSelector string
-	// OwnedName returns the name of the object, in its own namespace, that
-	// owner owns or asks for; "" when owner alone tells whether it needs
-	// work (NeedsWork is then called at once, with no owned object).
-	OwnedName func(owner O) string
-	// NeedsWork tells whether reconciling owner would change anything, given
-	// the owned object of OwnedName's name among those listed (nil if none).
-	NeedsWork func(ctx context.Context, owner O, owned D) bool
+// Owned is a resource of objects that owners own.
+type Owned struct {
+	Resource schema.GroupVersionResource
+	// OwnerLabel is the label that holds, on each such object, the name of
+	// the owner (of its namespace) that owns it.
+	OwnerLabel string
 }
 
-// KeysNeedingWork lists every owner, then every owned object, a page of 500
-// at a time, and returns the owners that NeedsWork says need work. It holds
-// the owners waiting for their owned object (without their managed fields),
-// and no owned object longer than its page. The keys it returns are to be
-// reconciled from fresh reads, not from these lists.
-func (p Pairs[O, D]) KeysNeedingWork(ctx context.Context) ([]types.NamespacedName, error) {
-	var keys []types.NamespacedName
-	need := func(o O) { keys = append(keys, types.NamespacedName{Namespace: o.GetNamespace(), Name: o.GetName()}) }
-	var none D
-	// The owners to compare with their owned object, by its key.
-	waiting := map[types.NamespacedName][]O{}
-	err := pages(p.Owners).EachListItem(ctx, metav1.ListOptions{}, func(obj runtime.Object) error {
-		o := obj.DeepCopyObject().(O) // a copy, so that the page can go
-		o.SetManagedFields(nil)
-		name := p.OwnedName(o)
-		if name == "" {
-			if p.NeedsWork(ctx, o, none) {
-				need(o)
-			}
-			return nil
-		}
-		k := types.NamespacedName{Namespace: o.GetNamespace(), Name: name}
-		waiting[k] = append(waiting[k], o)
-		return nil
-	})
+// PageSize is how many owners a resync holds at once.
+const PageSize = 500
+
+// Resync finds the owners whose reconcile would write, by running the
+// reconciler itself over what it lists, with its writes refused: no
+// predicate to restate what the reconcile would change, and none to drift
+// from it.
+//
+// It lists the owners a page of PageSize at a time and, for each page, the
+// owned objects of each Owned resource labelled with the page's owners'
+// names (one LIST with a set selector, itself paged). Then it reconciles
+// each owner of the page over those objects: what the reconcile reads of
+// them is answered from the lists; what else it reads (an object that is
+// not labelled, another resource) is read from the API server; what it
+// writes is refused and marks the owner as needing work. At steady state a
+// resync costs a LIST per page of owners and per Owned resource, and writes
+// nothing; it holds a page of owners and their owned objects at most.
+type Resync struct {
+	kinds  Kinds
+	client *http.Client
+	base   *url.URL
+	// One resync at a time: they share the snapshot and the reconciler.
+	mu         sync.Mutex
+	snap       *snapshot.Snapshot
+	reconciler controller.Reconciler
+}
+
+// New returns the Resync of kinds through cfg. newReconciler returns the
+// operator's reconciler for the dry runs: ctx holds the injection clients
+// (injection.Default's) made for them, a logger that logs nothing and an
+// event recorder that records nothing; the reconciler must use no other
+// client.
+func New(ctx context.Context, cfg *rest.Config, kinds Kinds, newReconciler func(ctx context.Context) controller.Reconciler) (*Resync, error) {
+	client, err := rest.HTTPClientFor(cfg)
 	if err != nil {
-		return nil, fmt.Errorf("failed to list owners: %w", err)
+		return nil, err
 	}
-	err = pages(p.Owned).EachListItem(ctx, metav1.ListOptions{LabelSelector: p.OwnedSelector}, func(obj runtime.Object) error {
-		d := obj.(D)
-		k := types.NamespacedName{Namespace: d.GetNamespace(), Name: d.GetName()}
-		for _, o := range waiting[k] {
-			if p.NeedsWork(ctx, o, d) {
-				need(o)
+	base, _, err := rest.DefaultServerUrlFor(cfg)
+	if err != nil {
+		return nil, err
+	}
+	r := &Resync{kinds: kinds, client: client, base: base, snap: snapshot.New()}
+	dry := rest.CopyConfig(cfg)
+	// The snapshot answers JSON, and at once: no rate limit.
+	dry.ContentType, dry.AcceptContentTypes = "application/json", "application/json"
+	dry.QPS, dry.RateLimiter = -1, nil
+	dry.Wrap(r.snap.Over)
+	ctx = logging.WithLogger(ctx, zap.NewNop().Sugar())
+	for _, inject := range injection.Default.GetClients() {
+		ctx = inject(ctx, dry)
+	}
+	r.reconciler = newReconciler(controller.WithEventRecorder(ctx, &record.FakeRecorder{}))
+	if !r.snap.Used() {
+		return nil, fmt.Errorf("no injection client was made for the resync's dry runs")
+	}
+	if la, ok := r.reconciler.(pkgreconciler.LeaderAware); ok {
+		if err := la.Promote(pkgreconciler.UniversalBucket(), func(pkgreconciler.Bucket, types.NamespacedName) {}); err != nil {
+			return nil, err
+		}
+	}
+	return r, nil
+}
+
+// KeysNeedingWork returns the owners whose reconcile would write (work),
+// and those whose reconcile ends in a permanent error without writing
+// (refused: a reconcile changes nothing for them until something else
+// changes, a name another owner frees, say). The keys of work are to be
+// reconciled from fresh reads.
+func (r *Resync) KeysNeedingWork(ctx context.Context) (work, refused []types.NamespacedName, err error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	defer r.snap.Reset()
+	dryCtx := logging.WithLogger(ctx, zap.NewNop().Sugar())
+	cont := ""
+	for {
+		owners, next, err := r.list(ctx, r.kinds.Owner, "", "", cont)
+		if err != nil {
+			return nil, nil, fmt.Errorf("failed to list owners: %w", err)
+		}
+		if err := r.listOwned(ctx, owners); err != nil {
+			return nil, nil, err
+		}
+		for _, key := range owners {
+			before := r.snap.Writes()
+			err := r.reconciler.Reconcile(dryCtx, key.String())
+			switch {
+			case r.snap.Writes() > before, err != nil && !controller.IsPermanentError(err):
+				work = append(work, key)
+			case err != nil:
+				refused = append(refused, key)
 			}
 		}
-		delete(waiting, k)
-		return nil
-	})
-	if err != nil {
-		return nil, fmt.Errorf("failed to list owned objects: %w", err)
+		r.snap.Reset()
+		if next == "" {
+			return work, refused, nil
+		}
+		cont = next
 	}
-	// Nothing listed has these names: missing, or foreign (unlabelled).
-	for _, owners := range waiting {
+}
+
+// listOwned puts in the snapshot the objects that owners own.
+func (r *Resync) listOwned(ctx context.Context, owners []types.NamespacedName) error {
+	names := map[string]bool{}
+	for _, o := range owners {
+		if len(validation.IsValidLabelValue(o.Name)) == 0 {
+			names[o.Name] = true
+		}
+	}
+	if len(names) == 0 {
+		return nil
+	}
+	values := make([]string, 0, len(names))
+	for n := range names {
+		values = append(values, n)
+	}
+	for _, owned := range r.kinds.Owned {
+		req, err := labels.NewRequirement(owned.OwnerLabel, selection.In, values)
+		if err != nil {
+			return fmt.Errorf("bad owner label of %s: %w", owned.Resource, err)
+		}
+		sel := labels.NewSelector().Add(*req).String()
+		for cont := ""; ; {
+			_, next, err := r.list(ctx, owned.Resource, owned.OwnerLabel, sel, cont)
+			if err != nil {
+				return fmt.Errorf("failed to list %s: %w", owned.Resource.Resource, err)
+			}
+			if next == "" {
+				break
+			}
+			cont = next
+		}
 		for _, o := range owners {
-			if p.NeedsWork(ctx, o, none) {
-				need(o)
+			if names[o.Name] {
+				r.snap.HoldsOwnedBy(owned.Resource, o)
 			}
 		}
 	}
-	return keys, nil
+	return nil
 }
 
-// pages returns a pager of 500 objects a page that fetches the next page
-// while the current one is read, and no further: a resync holds two pages at
-// most (client-go's default buffers ten).
-func pages(list pager.ListPageFunc) *pager.ListPager {
-	p := pager.New(list)
-	p.PageBufferSize = 0
-	return p
+// list lists a page of resource (of every namespace; its objects labelled
+// with their owner's name by ownerLabel, if any) into the snapshot, and
+// returns the keys listed and the next page's continue token.
+func (r *Resync) list(ctx context.Context, resource schema.GroupVersionResource, ownerLabel, selector, cont string) ([]types.NamespacedName, string, error) {
+	u := *r.base
+	if resource.Group == "" {
+		u.Path = path.Join(u.Path, "api", resource.Version, resource.Resource)
+	} else {
+		u.Path = path.Join(u.Path, "apis", resource.Group, resource.Version, resource.Resource)
+	}
+	q := url.Values{"limit": {fmt.Sprint(PageSize)}}
+	if selector != "" {
+		q.Set("labelSelector", selector)
+	}
+	if cont != "" {
+		q.Set("continue", cont)
+	}
+	u.RawQuery = q.Encode()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
+	if err != nil {
+		return nil, "", err
+	}
+	req.Header.Set("Accept", "application/json")
+	resp, err := r.client.Do(req)
+	if err != nil {
+		return nil, "", err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return nil, "", err
+	}
+	if resp.StatusCode != http.StatusOK {
+		return nil, "", fmt.Errorf("%s: %s", resp.Status, strings.TrimSpace(string(body)))
+	}
+	var page struct {
+		APIVersion string            `json:"apiVersion"`
+		Kind       string            `json:"kind"`
+		Metadata   metav1.ListMeta   `json:"metadata"`
+		Items      []json.RawMessage `json:"items"`
+	}
+	if err := json.Unmarshal(body, &page); err != nil {
+		return nil, "", err
+	}
+	gv, err := schema.ParseGroupVersion(page.APIVersion)
+	if err != nil {
+		return nil, "", err
+	}
+	r.snap.Kind(resource, gv.WithKind(strings.TrimSuffix(page.Kind, "List")), ownerLabel)
+	keys := make([]types.NamespacedName, 0, len(page.Items))
+	for _, raw := range page.Items {
+		key, err := r.snap.Add(resource, raw)
+		if err != nil {
+			return nil, "", err
+		}
+		keys = append(keys, key)
+	}
+	return keys, page.Metadata.Continue, nil
 }

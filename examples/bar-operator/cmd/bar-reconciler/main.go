@@ -30,6 +30,7 @@ func main() {
 		Name:   bar.AgentName,
 		Owner:  examplev1alpha1.Kind("Bar"),
 		Scheme: barscheme.Scheme,
+		Resync: bar.Resync,
 		New:    bar.New,
 	})
 }

@@ -121,24 +121,6 @@ func converge(existing, desired *corev1.ConfigMap) (*corev1.ConfigMap, bool) {
 	return update, changed
 }
 
-// NeedsWork tells whether reconciling bar, whose ConfigMap is cm (nil when
-// none carrying the Bar's label was found), would write anything.
-func NeedsWork(ctx context.Context, bar *examplev1alpha1.Bar, cm *corev1.ConfigMap) bool {
-	switch {
-	case bar.DeletionTimestamp != nil:
-		return false // garbage collection's business
-	case bar.Status.ObservedGeneration != bar.Generation:
-		return true
-	case bar.Validate(ctx) != nil:
-		c := bar.Status.GetCondition(examplev1alpha1.BarConditionConfigMapReady)
-		return c == nil || c.Reason != examplev1alpha1.ReasonSpecInvalid
-	case cm == nil || !metav1.IsControlledBy(cm, bar):
-		return true // missing, or refused: only a reconcile finds out whether the name is free
-	}
-	_, drifted := converge(cm, resources.MakeConfigMap(bar))
-	return drifted || !bar.Status.IsReady() || bar.Status.ConfigMapName != cm.Name
-}
-
 func newConfigMapCreated(name string) pkgreconciler.Event {
 	return pkgreconciler.NewEvent(corev1.EventTypeNormal, "ConfigMapCreated", "Created configmap %q", name)
 }

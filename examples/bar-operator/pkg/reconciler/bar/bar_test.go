@@ -19,11 +19,13 @@ package bar
 import (
 	"context"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
+	kubescheme "k8s.io/client-go/kubernetes/scheme"
 	clientgotesting "k8s.io/client-go/testing"
 	"k8s.io/client-go/tools/record"
 	"knative.dev/pkg/apis"
@@ -34,8 +36,10 @@ import (
 	. "knative.dev/pkg/reconciler/testing" //nolint:revive,staticcheck // TableTest vocabulary
 
 	examplev1alpha1 "github.com/frugal-operator/foo-operator/examples/bar-operator/pkg/apis/example/v1alpha1"
+	barscheme "github.com/frugal-operator/foo-operator/examples/bar-operator/pkg/client/clientset/versioned/scheme"
 	fakebarclient "github.com/frugal-operator/foo-operator/examples/bar-operator/pkg/client/injection/client/fake"
 	"github.com/frugal-operator/foo-operator/examples/bar-operator/pkg/reconciler/bar/resources"
+	"github.com/frugal-operator/foo-operator/pkg/serverless/resync"
 	"github.com/frugal-operator/foo-operator/pkg/serverless/resync/resynctest"
 )
 
@@ -208,8 +212,10 @@ func reconcileRows() TableTest {
 	}}
 }
 
-func TestNeedsWork(t *testing.T) {
-	ctx := context.Background()
+// The resync finds the Bars whose reconcile would write, and only those.
+func TestResyncFindsWhatNeedsWork(t *testing.T) {
+	invalid := map[string]string{"not a key": ""}
+	invalidMessage := newBar(withData(invalid)).Validate(context.Background()).Error()
 	tests := []struct {
 		name string
 		bar  *examplev1alpha1.Bar
@@ -222,36 +228,51 @@ func TestNeedsWork(t *testing.T) {
 		{"foreign", newBar(reconciled), configMap(newBar(), func(cm *corev1.ConfigMap) { cm.OwnerReferences = nil }), true},
 		{"drifted", newBar(reconciled), configMap(newBar(withData(map[string]string{"a": "b"}))), true},
 		{"status behind", newBar(withStatus(func(s *examplev1alpha1.BarStatus) { s.MarkConfigMapNotOwned(barName) })), configMap(newBar()), true},
-		{"being deleted", newBar(func(b *examplev1alpha1.Bar) { b.DeletionTimestamp = &metav1.Time{} }), nil, false},
-		{"invalid, reported", newBar(withData(map[string]string{"not a key": ""}), withStatus(func(s *examplev1alpha1.BarStatus) { s.MarkSpecInvalid("bad") })), nil, false},
-		{"invalid, not reported", newBar(withData(map[string]string{"not a key": ""}), reconciled), nil, true},
+		{"being deleted", newBar(func(b *examplev1alpha1.Bar) { b.DeletionTimestamp = &metav1.Time{Time: time.Now()} }), nil, false},
+		{"invalid, reported", newBar(withData(invalid), withStatus(func(s *examplev1alpha1.BarStatus) { s.MarkSpecInvalid(invalidMessage) })), nil, false},
+		{"invalid, reported otherwise", newBar(withData(invalid), withStatus(func(s *examplev1alpha1.BarStatus) { s.MarkSpecInvalid("bad") })), nil, true},
+		{"invalid, not reported", newBar(withData(invalid), reconciled), nil, true},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := NeedsWork(ctx, tc.bar, tc.cm); got != tc.want {
-				t.Errorf("NeedsWork() = %v, want %v", got, tc.want)
+			objects := []runtime.Object{tc.bar}
+			if tc.cm != nil {
+				objects = append(objects, tc.cm)
+			}
+			cfg, err := resynctest.APIServer(testScheme(t), objects...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			r, err := resync.New(context.Background(), cfg, Resync, NewReconciler)
+			if err != nil {
+				t.Fatal(err)
+			}
+			work, _, err := r.KeysNeedingWork(context.Background())
+			if err != nil {
+				t.Fatal("KeysNeedingWork() =", err)
+			}
+			if got := len(work) == 1; got != tc.want {
+				t.Errorf("needs work = %v (%v), want %v", got, work, tc.want)
 			}
 		})
 	}
 }
 
+func testScheme(t *testing.T) *runtime.Scheme {
+	s := runtime.NewScheme()
+	if err := kubescheme.AddToScheme(s); err != nil {
+		t.Fatal(err)
+	}
+	if err := barscheme.AddToScheme(s); err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
 // The resync cannot miss work that a reconcile would do: over every row of
-// ReconcileKind's table, the resync that New wires, listing the row's
-// objects, names the row's Bar whenever the reconcile writes anything.
+// ReconcileKind's table, the resync, listing the row's objects and running
+// the reconciler over them, names the row's Bar whenever the reconcile
+// writes anything.
 func TestResyncFindsTheWorkOfEveryRow(t *testing.T) {
-	isBar := func(o runtime.Object) bool { _, ok := o.(*examplev1alpha1.Bar); return ok }
-	resynctest.FindsEveryRowsWork(t, reconcileRows(), isBar, func(objects []runtime.Object) ([]types.NamespacedName, error) {
-		var bars, kube []runtime.Object
-		for _, o := range objects {
-			if isBar(o) {
-				bars = append(bars, o)
-			} else {
-				kube = append(kube, o)
-			}
-		}
-		ctx, _ := fakekubeclient.With(logtesting.TestContextWithLogger(t), kube...)
-		ctx, _ = fakebarclient.With(ctx, bars...)
-		ctx = controller.WithEventRecorder(ctx, record.NewFakeRecorder(10))
-		return New(ctx).Resync(ctx)
-	})
+	resynctest.FindsEveryRowsWork(t, reconcileRows(), testScheme(t), Resync, NewReconciler)
 }

@@ -20,8 +20,6 @@ import (
 	"context"
 
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	kubeclient "knative.dev/pkg/client/injection/kube/client"
 	"knative.dev/pkg/controller"
 	"knative.dev/pkg/logging"
@@ -41,9 +39,16 @@ import (
 // Kubernetes events name.
 const AgentName = "bar-reconciler"
 
+// Resync is what the resync lists: the Bars, and the ConfigMaps labelled
+// with a Bar's name.
+var Resync = resync.Kinds{
+	Owner: examplev1alpha1.SchemeGroupVersion.WithResource("bars"),
+	Owned: []resync.Owned{{Resource: corev1.SchemeGroupVersion.WithResource("configmaps"), OwnerLabel: resources.BarLabelKey}},
+}
+
 // New returns the Bar operator's parts for serverless.Main.
 func New(ctx context.Context) serverless.Parts {
-	kc, bc := kubeclient.Get(ctx), barclient.Get(ctx).ExampleV1alpha1()
+	kc := kubeclient.Get(ctx)
 	return serverless.Parts{
 		Reconciler: NewReconciler(ctx),
 		Owned: []receiver.Owned{receiver.OwnedKind(configMapKind, func(ns string) uncached.Client[*corev1.ConfigMap, *corev1.ConfigMapList] {
@@ -52,17 +57,6 @@ func New(ctx context.Context) serverless.Parts {
 		// Changed only by a new spec: a refused name (ConfigMapNotOwned) is
 		// not, a reconcile may take it.
 		Settled: []string{examplev1alpha1.ReasonSpecInvalid},
-		Resync: resync.Pairs[*examplev1alpha1.Bar, *corev1.ConfigMap]{
-			Owners: func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
-				return bc.Bars(metav1.NamespaceAll).List(ctx, opts)
-			},
-			Owned: func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
-				return kc.CoreV1().ConfigMaps(metav1.NamespaceAll).List(ctx, opts)
-			},
-			OwnedSelector: resources.BarLabelKey,
-			OwnedName:     func(bar *examplev1alpha1.Bar) string { return bar.Name },
-			NeedsWork:     NeedsWork,
-		}.KeysNeedingWork,
 	}
 }
 
