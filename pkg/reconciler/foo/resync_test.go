@@ -18,13 +18,16 @@ package foo
 
 import (
 	"context"
+	"net/http"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes/scheme"
 	"knative.dev/pkg/controller"
 
 	fooscheme "github.com/frugal-operator/foo-operator/pkg/client/clientset/versioned/scheme"
+	"github.com/frugal-operator/foo-operator/pkg/serverless/resync"
 	"github.com/frugal-operator/foo-operator/pkg/serverless/resync/resynctest"
 )
 
@@ -33,6 +36,12 @@ import (
 // the reconciler over them, names the row's Foo whenever the reconcile
 // writes anything.
 func TestResyncFindsTheWorkOfEveryRow(t *testing.T) {
+	resynctest.FindsEveryRowsWork(t, reconcileRows(), testScheme(t), Resync, func(ctx context.Context) controller.Reconciler {
+		return NewReconciler(ctx)
+	})
+}
+
+func testScheme(t *testing.T) *runtime.Scheme {
 	s := runtime.NewScheme()
 	if err := scheme.AddToScheme(s); err != nil {
 		t.Fatal(err)
@@ -40,7 +49,43 @@ func TestResyncFindsTheWorkOfEveryRow(t *testing.T) {
 	if err := fooscheme.AddToScheme(s); err != nil {
 		t.Fatal(err)
 	}
-	resynctest.FindsEveryRowsWork(t, reconcileRows(), s, Resync, func(ctx context.Context) controller.Reconciler {
-		return NewReconciler(ctx)
-	})
+	return s
 }
+
+// Over converged Foos, the resync, set up and run, makes two requests: a
+// LIST of Foos and one of their Deployments. (The generated reconciler
+// lists every Foo when promoted with a function to enqueue them: the
+// resync's dry-run reconciler is promoted without.)
+func TestResyncOfConvergedFoosMakesTwoRequests(t *testing.T) {
+	var objects []runtime.Object
+	for _, name := range []string{"a", "b"} {
+		f, d := converged(name, "dep-"+name)
+		objects = append(objects, f, d)
+	}
+	cfg, err := resynctest.APIServer(testScheme(t), objects...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var seen []string
+	next := cfg.Transport
+	cfg.Transport = roundTripper(func(req *http.Request) (*http.Response, error) {
+		seen = append(seen, req.Method+" "+req.URL.Path)
+		return next.RoundTrip(req)
+	})
+	r, err := resync.New(context.Background(), cfg, Resync, NewReconciler)
+	if err != nil {
+		t.Fatal(err)
+	}
+	work, refused, err := r.KeysNeedingWork(context.Background())
+	if err != nil || len(work)+len(refused) != 0 {
+		t.Fatalf("KeysNeedingWork() = %v, %v, %v; want nothing", work, refused, err)
+	}
+	want := []string{"GET /apis/samplecontroller.knative.io/v1alpha1/foos", "GET /apis/apps/v1/deployments"}
+	if diff := cmp.Diff(want, seen); diff != "" {
+		t.Error("requests (-want, +got):", diff)
+	}
+}
+
+type roundTripper func(*http.Request) (*http.Response, error)
+
+func (f roundTripper) RoundTrip(req *http.Request) (*http.Response, error) { return f(req) }

@@ -115,8 +115,11 @@ func New(ctx context.Context, cfg *rest.Config, kinds Kinds, newReconciler func(
 	if !r.snap.Used() {
 		return nil, fmt.Errorf("no injection client was made for the resync's dry runs")
 	}
+	// Promoted as controller.Impl promotes the served one without leader
+	// election: with no enqueue function, so that the generated reconciler
+	// lists nothing.
 	if la, ok := r.reconciler.(pkgreconciler.LeaderAware); ok {
-		if err := la.Promote(pkgreconciler.UniversalBucket(), func(pkgreconciler.Bucket, types.NamespacedName) {}); err != nil {
+		if err := la.Promote(pkgreconciler.UniversalBucket(), nil); err != nil {
 			return nil, err
 		}
 	}
