@@ -111,7 +111,7 @@ func TestMetrics(t *testing.T) {
 		{"cold-start resyncs", get("serverless.resync.keys", map[string]string{"trigger": "cold_start"}), 1},
 		{"ping resyncs", get("serverless.resync.duration", map[string]string{"trigger": "ping"}), 1},
 		{"events timed", get("serverless.event.duration", nil), get("serverless.events", nil)},
-		{"reconciles timed", get("serverless.reconcile.duration", nil), get("serverless.reconciles", nil)},
+		{"reconciles timed", get("kn.workqueue.process.duration", nil), get("serverless.reconciles", nil)},
 	} {
 		if c.got != c.want {
 			t.Errorf("%s = %v, want %v", c.what, c.got, c.want)

@@ -53,7 +53,7 @@ func New(ctx context.Context) serverless.Parts {
 	deployments := receiver.OwnedKind(deploymentKind, func(ns string) uncached.Client[*appsv1.Deployment, *appsv1.DeploymentList] {
 		return kc.AppsV1().Deployments(ns)
 	})
-	deployments.Claimants = claimants{fooclient.Get(ctx)}.of
+	deployments.OnDelete = claimants{fooclient.Get(ctx)}.of
 	return serverless.Parts{
 		Reconciler: NewReconciler(ctx),
 		Owned:      []receiver.Owned{deployments},

@@ -132,14 +132,15 @@ type Owned struct {
 	Kind schema.GroupKind
 	// Get reads one, for Reference-mode events, which do not carry the owner.
 	Get func(ctx context.Context, namespace, name string) (metav1.Object, error)
-	// Claimants, if set, is asked when an object that an owner controlled is
-	// deleted (Resource mode): which other owners want an object of that
-	// name, and were refused it while holder had it? They are reconciled
-	// too, so that one converges as soon as the name is free. It is asked
-	// only when some other owner of that namespace may wait (its Ready not
-	// True for a reason not Settled, or listed by the last resync), so that
-	// a forged delete costs no more than its owner's reconcile.
-	Claimants func(ctx context.Context, namespace, name, holder string) ([]types.NamespacedName, error)
+	// OnDelete, if set, is asked when an object that an owner controlled is
+	// deleted (Resource mode): which other owners does that wake? (Foo's:
+	// those refused the object's name while owner held it, so that one
+	// converges as soon as the name is free.) They are reconciled too. It is
+	// asked only when some other owner of that namespace may wait (its
+	// Ready not True for a reason not Settled, or refused by the last
+	// resync), so that a forged delete costs no more than its owner's
+	// reconcile.
+	OnDelete func(ctx context.Context, namespace, name, owner string) ([]types.NamespacedName, error)
 }
 
 // OwnedKind returns the Owned of kind, read through a typed client.
@@ -289,14 +290,14 @@ func (d *Decoder) decodeResource(ctx context.Context, e *cloudevents.Event, verb
 	if verb != "delete" && own(gk, meta.Namespace, meta.Name, meta.ResourceVersion) {
 		return Target{Ignored: fmt.Sprintf("resourceVersion %s of %s/%s is the reconciler's own write", meta.ResourceVersion, meta.Namespace, meta.Name)}, nil
 	}
-	if verb != "delete" || owned.Claimants == nil || !d.waiting.mayWaitIn(meta.Namespace, t.Keys[0].Name) {
+	if verb != "delete" || owned.OnDelete == nil || !d.waiting.mayWaitIn(meta.Namespace, t.Keys[0].Name) {
 		return t, nil // nobody but its owner can want the name: no lookup
 	}
 	// Deletes of one object arriving together (a flood of forged ones, say)
 	// share one lookup.
 	holder := t.Keys[0].Name
 	found, err, _ := d.lookups.Do(strings.Join([]string{gk.String(), meta.Namespace, meta.Name, holder}, "/"), func() (any, error) {
-		return owned.Claimants(ctx, meta.Namespace, meta.Name, holder)
+		return owned.OnDelete(ctx, meta.Namespace, meta.Name, holder)
 	})
 	if err != nil {
 		return Target{}, err

@@ -271,7 +271,7 @@ func TestDecodeDeletedDeploymentWakesItsClaimants(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			d, _ := newDecoder()
 			var got *call
-			d.Owned[0].Claimants = func(_ context.Context, ns, name, holder string) ([]types.NamespacedName, error) {
+			d.Owned[0].OnDelete = func(_ context.Context, ns, name, holder string) ([]types.NamespacedName, error) {
 				got = &call{ns, name, holder}
 				return tc.claimants, tc.err
 			}
@@ -280,7 +280,7 @@ func TestDecodeDeletedDeploymentWakesItsClaimants(t *testing.T) {
 				t.Fatalf("Decode() = %v, want a transient error: %v", err, tc.wantErr)
 			}
 			if diff := cmp.Diff(tc.wantCall, got, cmp.AllowUnexported(call{})); diff != "" {
-				t.Error("Claimants call (-want, +got):", diff)
+				t.Error("OnDelete call (-want, +got):", diff)
 			}
 			if diff := cmp.Diff(tc.wantKeys, target.Keys); diff != "" {
 				t.Error("keys (-want, +got):", diff)
@@ -320,7 +320,7 @@ func TestADeletedDeploymentsClaimantsAreLookedUpOnlyWhenOneMayWait(t *testing.T)
 			d, kc := newDecoder(ownedDeployment("ns", "web", "a")) // live
 			d.SkipNoOp, d.Settled = true, settled
 			lookups := 0
-			d.Owned[0].Claimants = func(context.Context, string, string, string) ([]types.NamespacedName, error) {
+			d.Owned[0].OnDelete = func(context.Context, string, string, string) ([]types.NamespacedName, error) {
 				lookups++
 				return nil, nil
 			}

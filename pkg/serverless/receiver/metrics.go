@@ -34,7 +34,6 @@ const (
 	metricEvents            = "serverless.events"
 	metricEventDuration     = "serverless.event.duration"
 	metricReconciles        = "serverless.reconciles"
-	metricReconcileDuration = "serverless.reconcile.duration"
 	metricResyncKeys        = "serverless.resync.keys"
 	metricResyncDuration    = "serverless.resync.duration"
 	metricColdStarts        = "serverless.cold_starts"
@@ -55,7 +54,6 @@ type instruments struct {
 	events            metric.Int64Counter
 	eventDuration     metric.Float64Histogram
 	reconciles        metric.Int64Counter
-	reconcileDuration metric.Float64Histogram
 	resyncKeys        metric.Int64Histogram
 	resyncDuration    metric.Float64Histogram
 	coldStarts        metric.Int64Counter
@@ -74,10 +72,10 @@ func newInstruments(mp metric.MeterProvider) *instruments {
 		metric.WithDescription("Events answered, by type and outcome"))
 	in.eventDuration, _ = m.Float64Histogram(metricEventDuration, metric.WithUnit("s"),
 		metric.WithDescription("Time from an event's arrival to its answer"))
+	// Their durations are the workqueue's kn.workqueue.process.duration,
+	// which has no outcome.
 	in.reconciles, _ = m.Int64Counter(metricReconciles, metric.WithUnit("{reconcile}"),
 		metric.WithDescription("Reconciles, by outcome: success, permanent_error, skipped or error"))
-	in.reconcileDuration, _ = m.Float64Histogram(metricReconcileDuration, metric.WithUnit("s"),
-		metric.WithDescription("Time a reconcile took"))
 	in.resyncKeys, _ = m.Int64Histogram(metricResyncKeys, metric.WithUnit("{key}"),
 		metric.WithDescription("Keys a resync found needing work, by trigger: ping or cold_start"))
 	in.resyncDuration, _ = m.Float64Histogram(metricResyncDuration, metric.WithUnit("s"),
@@ -95,7 +93,7 @@ func (in *instruments) event(ctx context.Context, typ, outcome string, took time
 }
 
 // reconcile records a reconcile's outcome.
-func (in *instruments) reconcile(ctx context.Context, err error, took time.Duration) {
+func (in *instruments) reconcile(ctx context.Context, err error) {
 	outcome := "success"
 	switch {
 	case err == nil:
@@ -110,7 +108,6 @@ func (in *instruments) reconcile(ctx context.Context, err error, took time.Durat
 	}
 	attrs := metric.WithAttributeSet(attribute.NewSet(attribute.String("outcome", outcome)))
 	in.reconciles.Add(ctx, 1, attrs)
-	in.reconcileDuration.Record(ctx, took.Seconds(), attrs)
 }
 
 // resync records a resync's listing.

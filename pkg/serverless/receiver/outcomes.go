@@ -21,7 +21,6 @@ import (
 	"errors"
 	"fmt"
 	"sync"
-	"time"
 
 	"k8s.io/apimachinery/pkg/types"
 	"knative.dev/pkg/controller"
@@ -77,10 +76,9 @@ func (t *outcomes) Reconcile(ctx context.Context, key string) error {
 	s.inflight++
 	t.mu.Unlock()
 
-	start := time.Now()
 	err := t.inner.Reconcile(ctx, key)
 	if t.metrics != nil {
-		t.metrics.reconcile(ctx, err, time.Since(start))
+		t.metrics.reconcile(ctx, err)
 	}
 	t.finish(key, seq, err)
 	return err

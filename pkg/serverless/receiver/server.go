@@ -184,7 +184,7 @@ type Verifier interface {
 // need work. Listing every object is correct too; skipping those that
 // provably need nothing makes a resync cheap. Refused are keys whose
 // reconcile changes nothing until something else does (a name another owner
-// frees, say): not reconciled, but they may wait (see Owned.Claimants).
+// frees, say): not reconciled, but they may wait (see Owned.OnDelete).
 type KeyLister func(ctx context.Context) (work, refused []types.NamespacedName, err error)
 
 // New returns a Server feeding rec (a generated reconciler, typically) from

@@ -25,7 +25,7 @@ import (
 // waiting is the owners that are not converged for a reason a reconcile
 // could change (a name refused while another held it): only when one waits
 // in a namespace can an owned object's delete there matter to anyone but its
-// own owner, so only then are its claimants looked up (Owned.Claimants).
+// own owner, so only then are the owners it wakes looked up (Owned.OnDelete).
 //
 // It learns from owner events, and from the resync's keys (every owner that
 // may need work, which includes every waiting one). Until a resync has
