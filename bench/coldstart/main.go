@@ -87,14 +87,14 @@ func run(runs int, base string) error {
 	defer func() { _ = cp.Stop() }()
 	kube := kubernetes.NewForConfigOrDie(cp.RESTConfig)
 	foos := versioned.NewForConfigOrDie(cp.RESTConfig)
-	if err := localenv.ApplyConfig(ctx, cp); err != nil {
+	if err := localenv.ApplyConfig(ctx, cp, localenv.Foo); err != nil {
 		return err
 	}
 	kubeconfig, _, err := cp.KubeconfigForServiceAccount(ctx, ns, "foo-reconciler", 0)
 	if err != nil {
 		return err
 	}
-	bin, err := localenv.BuildReconciler(ctx, cp.Dir)
+	bin, err := localenv.BuildReconciler(ctx, localenv.Foo, cp.Dir)
 	if err != nil {
 		return err
 	}

@@ -214,7 +214,7 @@ func runN(ctx context.Context, cfg Config, n int) ([]Result, error) {
 	r.foos = versioned.NewForConfigOrDie(rc)
 	r.dyn = dynamic.NewForConfigOrDie(rc)
 
-	if err := localenv.ApplyConfig(ctx, cp); err != nil {
+	if err := localenv.ApplyConfig(ctx, cp, localenv.Foo); err != nil {
 		return nil, err
 	}
 	crd, err := classicCRD()
@@ -232,7 +232,7 @@ func runN(ctx context.Context, cfg Config, n int) ([]Result, error) {
 			return nil, err
 		}
 	}
-	if r.ourBin, err = localenv.BuildReconciler(ctx, dir); err != nil {
+	if r.ourBin, err = localenv.BuildReconciler(ctx, localenv.Foo, dir); err != nil {
 		return nil, err
 	}
 	if r.saKC, _, err = cp.KubeconfigForServiceAccount(ctx, localenv.Namespace, "foo-reconciler", 0); err != nil {

@@ -35,6 +35,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 
+	"github.com/frugal-operator/foo-operator/pkg/client/clientset/versioned"
 	"github.com/frugal-operator/foo-operator/test/controlplane"
 	"github.com/frugal-operator/foo-operator/test/localenv"
 )
@@ -65,7 +66,11 @@ func run(once bool, resyncEvery time.Duration) error {
 	}
 	say := func(format string, args ...any) { fmt.Printf("==> "+format+"\n", args...) }
 	start := time.Now()
-	env, err := localenv.Up(ctx, localenv.Options{Dir: dir, Progress: say})
+	env, err := localenv.Up(ctx, localenv.Foo, localenv.Options{Dir: dir, Progress: say})
+	if err != nil {
+		return err
+	}
+	foos, err := versioned.NewForConfig(env.Config)
 	if err != nil {
 		return err
 	}
@@ -83,7 +88,7 @@ func run(once bool, resyncEvery time.Duration) error {
 		return err
 	}
 	err = wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
-		f, err := env.Foos.SamplecontrollerV1alpha1().Foos("default").Get(ctx, "example-foo", metav1.GetOptions{})
+		f, err := foos.SamplecontrollerV1alpha1().Foos("default").Get(ctx, "example-foo", metav1.GetOptions{})
 		return err == nil && f.Status.ObservedGeneration == f.Generation, nil
 	})
 	if err != nil {
@@ -98,7 +103,7 @@ func run(once bool, resyncEvery time.Duration) error {
 			return err
 		}
 	}
-	foo, err := env.Foos.SamplecontrollerV1alpha1().Foos("default").Get(ctx, "example-foo", metav1.GetOptions{})
+	foo, err := foos.SamplecontrollerV1alpha1().Foos("default").Get(ctx, "example-foo", metav1.GetOptions{})
 	if err != nil {
 		return err
 	}

@@ -31,6 +31,7 @@ import (
 
 	samplesv1alpha1 "github.com/frugal-operator/foo-operator/pkg/apis/samplecontroller/v1alpha1"
 	"github.com/frugal-operator/foo-operator/pkg/reconciler/foo/resources"
+	"github.com/frugal-operator/foo-operator/test/clustertest"
 )
 
 // 1. A new Foo gets its Deployment, controlled by it, and a status.
@@ -176,7 +177,7 @@ func TestDeletedFooTakesItsDeployment(t *testing.T) {
 	}
 	// The garbage collector learns of a new CRD at its next discovery, every
 	// 30 s, so the first Foo it collects can take that long.
-	eventuallyWithin(t, 2*time.Minute, "the deployment is gone", func(ctx context.Context) (bool, string) {
+	clustertest.Eventually(t, 2*time.Minute, "the deployment is gone", func(ctx context.Context) (bool, string) {
 		_, err := getDeployment(ctx, ns, "web")
 		return apierrs.IsNotFound(err), fmt.Sprint(err)
 	})

@@ -30,16 +30,20 @@ import (
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"knative.dev/pkg/ptr"
 
 	samplesv1alpha1 "github.com/frugal-operator/foo-operator/pkg/apis/samplecontroller/v1alpha1"
+	"github.com/frugal-operator/foo-operator/pkg/client/clientset/versioned"
+	"github.com/frugal-operator/foo-operator/test/clustertest"
 	"github.com/frugal-operator/foo-operator/test/localenv"
 )
 
-var env *localenv.Env
+// env is the running Foo operator, with an admin client of Foos.
+var env struct {
+	*localenv.Env
+	Foos versioned.Interface
+}
 
 func TestMain(m *testing.M) {
 	os.Exit(run(m))
@@ -58,12 +62,12 @@ func run(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	e, err := localenv.Up(ctx, localenv.Options{Dir: dir, Audit: true})
+	e, err := localenv.Up(ctx, localenv.Foo, localenv.Options{Dir: dir, Audit: true})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "e2e: bringing the operator up:", err, "\nlogs in", dir)
 		return 1
 	}
-	env = e
+	env.Env, env.Foos = e, versioned.NewForConfigOrDie(e.Config)
 	code := m.Run()
 	if err := env.Down(); err != nil {
 		fmt.Fprintln(os.Stderr, "e2e: stopping:", err)
@@ -80,15 +84,7 @@ func run(m *testing.M) int {
 // namespace makes a namespace for one test and deletes it afterwards.
 func namespace(t *testing.T) string {
 	t.Helper()
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "e2e-"}}
-	ns, err := env.Kube.CoreV1().Namespaces().Create(context.Background(), ns, metav1.CreateOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = env.Kube.CoreV1().Namespaces().Delete(context.Background(), ns.Name, metav1.DeleteOptions{})
-	})
-	return ns.Name
+	return clustertest.Namespace(t, env.Kube, "e2e-")
 }
 
 func newFoo(ns, name, deployment string, replicas int32) *samplesv1alpha1.Foo {
@@ -107,25 +103,11 @@ func createFoo(t *testing.T, f *samplesv1alpha1.Foo) *samplesv1alpha1.Foo {
 	return f
 }
 
-// eventually polls cond every 50ms for up to a minute, failing the test
-// with what cond last said.
+// eventually polls cond for up to a minute, failing the test with what
+// cond last said.
 func eventually(t *testing.T, what string, cond func(ctx context.Context) (bool, string)) {
 	t.Helper()
-	eventuallyWithin(t, time.Minute, what, cond)
-}
-
-func eventuallyWithin(t *testing.T, within time.Duration, what string, cond func(ctx context.Context) (bool, string)) {
-	t.Helper()
-	last := ""
-	err := wait.PollUntilContextTimeout(context.Background(), 50*time.Millisecond, within, true,
-		func(ctx context.Context) (bool, error) {
-			ok, msg := cond(ctx)
-			last = msg
-			return ok, nil
-		})
-	if err != nil {
-		t.Fatalf("%s: not within %v; last: %s", what, within, last)
-	}
+	clustertest.Eventually(t, time.Minute, what, cond)
 }
 
 func getDeployment(ctx context.Context, ns, name string) (*appsv1.Deployment, error) {

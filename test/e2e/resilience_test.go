@@ -29,6 +29,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"time"
 
+	"github.com/frugal-operator/foo-operator/test/clustertest"
 	"github.com/frugal-operator/foo-operator/test/localenv"
 )
 
@@ -105,7 +106,7 @@ func burstSurvivesCrashes(t *testing.T, args ...string) {
 	if crashes != 2 {
 		t.Fatalf("%d crashes, want 2", crashes)
 	}
-	eventuallyWithin(t, 3*time.Minute, "every Foo converges", func(ctx context.Context) (bool, string) { return converged(ctx, ns, n) })
+	clustertest.Eventually(t, 3*time.Minute, "every Foo converges", func(ctx context.Context) (bool, string) { return converged(ctx, ns, n) })
 }
 
 // 9b. With the reconciler down while events fly, the adapter gives up on

@@ -31,20 +31,21 @@ import (
 
 	samplesv1alpha1 "github.com/frugal-operator/foo-operator/pkg/apis/samplecontroller/v1alpha1"
 	"github.com/frugal-operator/foo-operator/pkg/reconciler/foo/resources"
+	"github.com/frugal-operator/foo-operator/test/clustertest"
 )
 
 // 1. The release made a Ready Knative Service and Ready sources, and
 // with nothing to do the Service goes to zero pods.
 func TestInstalledAndScalesToZero(t *testing.T) {
-	eventually(t, 3*time.Minute, "the Knative Service is Ready", func(ctx context.Context) (bool, string) {
+	clustertest.Eventually(t, 3*time.Minute, "the Knative Service is Ready", func(ctx context.Context) (bool, string) {
 		return ready(ctx, ksvcGVR, system, service)
 	})
 	for _, name := range []string{"foos", "foo-deployments"} {
-		eventually(t, 3*time.Minute, "ApiServerSource "+name+" is Ready", func(ctx context.Context) (bool, string) {
+		clustertest.Eventually(t, 3*time.Minute, "ApiServerSource "+name+" is Ready", func(ctx context.Context) (bool, string) {
 			return ready(ctx, sourceGVR, system, name)
 		})
 	}
-	eventually(t, 3*time.Minute, "the PingSource is Ready", func(ctx context.Context) (bool, string) {
+	clustertest.Eventually(t, 3*time.Minute, "the PingSource is Ready", func(ctx context.Context) (bool, string) {
 		return ready(ctx, pingGVR, system, "foo-resync")
 	})
 	atZero(t, service)
@@ -78,7 +79,7 @@ func createAndTime(t *testing.T, f *samplesv1alpha1.Foo) time.Duration {
 	t.Helper()
 	start := time.Now()
 	createFoo(t, f)
-	eventually(t, 3*time.Minute, "the Deployment exists", func(ctx context.Context) (bool, string) {
+	clustertest.Eventually(t, 3*time.Minute, "the Deployment exists", func(ctx context.Context) (bool, string) {
 		_, err := kube.AppsV1().Deployments(f.Namespace).Get(ctx, f.Spec.DeploymentName, metav1.GetOptions{})
 		return err == nil, fmt.Sprint(err)
 	})
@@ -95,7 +96,7 @@ func available(t *testing.T, ns, name string, want int32) {
 
 func availableWithin(t *testing.T, within time.Duration, ns, name string, want int32) {
 	t.Helper()
-	eventually(t, within, fmt.Sprintf("Foo %s/%s Ready with %d available", ns, name, want), func(ctx context.Context) (bool, string) {
+	clustertest.Eventually(t, within, fmt.Sprintf("Foo %s/%s Ready with %d available", ns, name, want), func(ctx context.Context) (bool, string) {
 		f, err := foos.SamplecontrollerV1alpha1().Foos(ns).Get(ctx, name, metav1.GetOptions{})
 		if err != nil {
 			return false, err.Error()
@@ -114,7 +115,7 @@ func availableWithin(t *testing.T, within time.Duration, ns, name string, want i
 func deploymentReplicas(t *testing.T, ns, name string, want int32) *appsv1.Deployment {
 	t.Helper()
 	var d *appsv1.Deployment
-	eventually(t, 2*time.Minute, fmt.Sprintf("deployment %s/%s has %d replicas", ns, name, want), func(ctx context.Context) (bool, string) {
+	clustertest.Eventually(t, 2*time.Minute, fmt.Sprintf("deployment %s/%s has %d replicas", ns, name, want), func(ctx context.Context) (bool, string) {
 		var err error
 		if d, err = kube.AppsV1().Deployments(ns).Get(ctx, name, metav1.GetOptions{}); err != nil {
 			return false, err.Error()
@@ -156,7 +157,7 @@ func TestLifecycle(t *testing.T) {
 	if err := kube.AppsV1().Deployments(ns).Delete(ctx, "web", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 2*time.Minute, "the deployment is made again", func(ctx context.Context) (bool, string) {
+	clustertest.Eventually(t, 2*time.Minute, "the deployment is made again", func(ctx context.Context) (bool, string) {
 		d, err := kube.AppsV1().Deployments(ns).Get(ctx, "web", metav1.GetOptions{})
 		if err != nil {
 			return false, err.Error()
@@ -172,7 +173,7 @@ func TestLifecycle(t *testing.T) {
 		t.Fatal(err)
 	}
 	createFoo(t, newFoo(ns, "late", "taken", 3))
-	eventually(t, 2*time.Minute, "the Foo reports DeploymentNotOwned", func(ctx context.Context) (bool, string) {
+	clustertest.Eventually(t, 2*time.Minute, "the Foo reports DeploymentNotOwned", func(ctx context.Context) (bool, string) {
 		f, err := foos.SamplecontrollerV1alpha1().Foos(ns).Get(ctx, "late", metav1.GetOptions{})
 		if err != nil {
 			return false, err.Error()
@@ -180,7 +181,7 @@ func TestLifecycle(t *testing.T) {
 		c := f.Status.GetCondition(samplesv1alpha1.FooConditionReady)
 		return c != nil && c.IsFalse() && c.Reason == samplesv1alpha1.ReasonDeploymentNotOwned, fmt.Sprintf("%+v", c)
 	})
-	eventually(t, time.Minute, "a Warning event on the Foo", func(ctx context.Context) (bool, string) {
+	clustertest.Eventually(t, time.Minute, "a Warning event on the Foo", func(ctx context.Context) (bool, string) {
 		evs, err := kube.CoreV1().Events(ns).List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.name=late"})
 		if err != nil {
 			return false, err.Error()
@@ -202,7 +203,7 @@ func TestLifecycle(t *testing.T) {
 	if err := foos.SamplecontrollerV1alpha1().Foos(ns).Delete(ctx, "web", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 2*time.Minute, "the deployment is collected", func(ctx context.Context) (bool, string) {
+	clustertest.Eventually(t, 2*time.Minute, "the deployment is collected", func(ctx context.Context) (bool, string) {
 		_, err := kube.AppsV1().Deployments(ns).Get(ctx, "web", metav1.GetOptions{})
 		return apierrs.IsNotFound(err), fmt.Sprint(err)
 	})

@@ -51,6 +51,7 @@ import (
 
 	samplesv1alpha1 "github.com/frugal-operator/foo-operator/pkg/apis/samplecontroller/v1alpha1"
 	fooclient "github.com/frugal-operator/foo-operator/pkg/client/clientset/versioned"
+	"github.com/frugal-operator/foo-operator/test/clustertest"
 )
 
 // The operator as config/ installs it.
@@ -201,16 +202,9 @@ const (
 // adapter's first list is never sent (the resync restores it in the product).
 func namespace(t *testing.T) string {
 	t.Helper()
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "knative-e2e-"}}
-	ns, err := kube.CoreV1().Namespaces().Create(context.Background(), ns, metav1.CreateOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = kube.CoreV1().Namespaces().Delete(context.Background(), ns.Name, metav1.DeleteOptions{})
-	})
-	sourcesDeliver(t, ns.Name)
-	return ns.Name
+	ns := clustertest.Namespace(t, kube, "knative-e2e-")
+	sourcesDeliver(t, ns)
+	return ns
 }
 
 // sourcesDeliver waits until both adapters run with ns in their
@@ -219,7 +213,7 @@ func namespace(t *testing.T) string {
 // watch. A canary lost in the adapters' restart is made again.
 func sourcesDeliver(t *testing.T, ns string) {
 	t.Helper()
-	eventually(t, 3*time.Minute, "the adapters restarted with namespace "+ns, func(ctx context.Context) (bool, string) {
+	clustertest.Eventually(t, 3*time.Minute, "the adapters restarted with namespace "+ns, func(ctx context.Context) (bool, string) {
 		deps, err := kube.AppsV1().Deployments(system).List(ctx, metav1.ListOptions{LabelSelector: adapterSelector})
 		if err != nil {
 			return false, err.Error()
@@ -284,30 +278,6 @@ func createFoo(t *testing.T, f *samplesv1alpha1.Foo) {
 	}
 }
 
-// poll polls cond every 100ms for up to within; its error says what cond
-// last said.
-func poll(within time.Duration, what string, cond func(ctx context.Context) (bool, string)) error {
-	last := ""
-	if err := wait.PollUntilContextTimeout(context.Background(), 100*time.Millisecond, within, true,
-		func(ctx context.Context) (bool, error) {
-			ok, msg := cond(ctx)
-			last = msg
-			return ok, nil
-		}); err != nil {
-		return fmt.Errorf("%s: not within %v; last: %s", what, within, last)
-	}
-	return nil
-}
-
-// eventually polls cond every 100ms for up to within, failing the test with
-// what cond last said.
-func eventually(t *testing.T, within time.Duration, what string, cond func(ctx context.Context) (bool, string)) {
-	t.Helper()
-	if err := poll(within, what, cond); err != nil {
-		t.Fatal(err)
-	}
-}
-
 // servingPods counts the Knative Service's pods that are not being deleted:
 // a pod that terminates gets no more requests, so an event that arrives
 // then needs a new pod, as at zero.
@@ -330,7 +300,7 @@ func servingPods(ctx context.Context, ksvc string) (int, error) {
 // then the autoscaler's grace period.
 func atZero(t *testing.T, ksvc string) {
 	t.Helper()
-	eventually(t, 4*time.Minute, ksvc+" at zero pods", func(ctx context.Context) (bool, string) {
+	clustertest.Eventually(t, 4*time.Minute, ksvc+" at zero pods", func(ctx context.Context) (bool, string) {
 		n, err := servingPods(ctx, ksvc)
 		if err != nil {
 			return false, err.Error()
@@ -344,6 +314,11 @@ func ready(ctx context.Context, gvr schema.GroupVersionResource, ns, name string
 	u, err := dyn.Resource(gvr).Namespace(ns).Get(ctx, name, metav1.GetOptions{})
 	if err != nil {
 		return false, err.Error()
+	}
+	// A Ready of an older generation says nothing of the change just made
+	// (a new revision's env, a source's sink).
+	if observed, _, _ := unstructured.NestedInt64(u.Object, "status", "observedGeneration"); observed != u.GetGeneration() {
+		return false, fmt.Sprintf("generation %d not observed yet (%d is)", u.GetGeneration(), observed)
 	}
 	conds, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
 	for _, c := range conds {

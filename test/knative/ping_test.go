@@ -26,6 +26,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/frugal-operator/foo-operator/pkg/reconciler/foo/resources"
+	"github.com/frugal-operator/foo-operator/test/clustertest"
 )
 
 // 4. At zero, the PingSource's event (every 5 minutes, config/600-sources.yaml)
@@ -36,7 +37,7 @@ func TestPingWakesAndResyncs(t *testing.T) {
 	ctx := context.Background()
 	// Nothing else may wake the reconciler: earlier tests' namespaces, and
 	// the events their deletion makes, are gone first.
-	eventually(t, 3*time.Minute, "earlier tests' namespaces gone", func(ctx context.Context) (bool, string) {
+	clustertest.Eventually(t, 3*time.Minute, "earlier tests' namespaces gone", func(ctx context.Context) (bool, string) {
 		nss, err := kube.CoreV1().Namespaces().List(ctx, metav1.ListOptions{})
 		if err != nil {
 			return false, err.Error()
@@ -55,7 +56,7 @@ func TestPingWakesAndResyncs(t *testing.T) {
 		t.Fatal(err)
 	}
 	createFoo(t, newFoo(ns, "late", "taken", 1))
-	eventually(t, 2*time.Minute, "the Foo is refused the name", func(ctx context.Context) (bool, string) {
+	clustertest.Eventually(t, 2*time.Minute, "the Foo is refused the name", func(ctx context.Context) (bool, string) {
 		f, err := foos.SamplecontrollerV1alpha1().Foos(ns).Get(ctx, "late", metav1.GetOptions{})
 		if err != nil {
 			return false, err.Error()
@@ -71,7 +72,7 @@ func TestPingWakesAndResyncs(t *testing.T) {
 
 	// The next pod is the ping's: it starts at a 5-minute mark.
 	var woke time.Time
-	eventually(t, 6*time.Minute, "a new reconciler pod", func(ctx context.Context) (bool, string) {
+	clustertest.Eventually(t, 6*time.Minute, "a new reconciler pod", func(ctx context.Context) (bool, string) {
 		pods, err := kube.CoreV1().Pods(system).List(ctx, metav1.ListOptions{LabelSelector: "serving.knative.dev/service=" + service})
 		if err != nil {
 			return false, err.Error()
@@ -87,7 +88,7 @@ func TestPingWakesAndResyncs(t *testing.T) {
 	if since := woke.Sub(woke.Truncate(5 * time.Minute)); since > 30*time.Second {
 		t.Errorf("the reconciler woke at %v, %v after a ping's 5-minute mark: not woken by the ping", woke, since)
 	}
-	eventually(t, 2*time.Minute, "the Foo's own Deployment", func(ctx context.Context) (bool, string) {
+	clustertest.Eventually(t, 2*time.Minute, "the Foo's own Deployment", func(ctx context.Context) (bool, string) {
 		d, err := kube.AppsV1().Deployments(ns).Get(ctx, "taken", metav1.GetOptions{})
 		if err != nil {
 			return false, err.Error()

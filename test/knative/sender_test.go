@@ -32,6 +32,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/frugal-operator/foo-operator/pkg/reconciler/foo"
+	"github.com/frugal-operator/foo-operator/test/clustertest"
 	"github.com/frugal-operator/foo-operator/test/controlplane"
 	"github.com/frugal-operator/foo-operator/test/localenv"
 )
@@ -96,11 +97,11 @@ func TestSenderAuthentication(t *testing.T) {
 	}
 	allReady := func() {
 		t.Helper()
-		eventually(t, 3*time.Minute, "the Knative Service is Ready", func(ctx context.Context) (bool, string) {
+		clustertest.Eventually(t, 3*time.Minute, "the Knative Service is Ready", func(ctx context.Context) (bool, string) {
 			return ready(ctx, ksvcGVR, system, service)
 		})
 		for _, s := range sources {
-			eventually(t, 3*time.Minute, s.name+" is Ready", func(ctx context.Context) (bool, string) {
+			clustertest.Eventually(t, 3*time.Minute, s.name+" is Ready", func(ctx context.Context) (bool, string) {
 				return ready(ctx, s.gvr, system, s.name)
 			})
 		}
@@ -124,7 +125,7 @@ func TestSenderAuthentication(t *testing.T) {
 	allReady()
 	// Eventing names the sources' identities as docs/trust-model.md says.
 	for _, s := range sources {
-		eventually(t, 3*time.Minute, s.name+"'s OIDC identity", func(ctx context.Context) (bool, string) {
+		clustertest.Eventually(t, 3*time.Minute, s.name+"'s OIDC identity", func(ctx context.Context) (bool, string) {
 			u, err := dyn.Resource(s.gvr).Namespace(system).Get(ctx, s.name, metav1.GetOptions{})
 			if err != nil {
 				return false, err.Error()
@@ -144,11 +145,11 @@ func TestSenderAuthentication(t *testing.T) {
 	for i := range n {
 		createFoo(t, newFoo(ns, fmt.Sprintf("foo-%d", i), fmt.Sprintf("dep-%d", i), 0))
 	}
-	eventually(t, 3*time.Minute, "the Foos converged", func(ctx context.Context) (bool, string) { return converged(ctx, ns, n) })
+	clustertest.Eventually(t, 3*time.Minute, "the Foos converged", func(ctx context.Context) (bool, string) { return converged(ctx, ns, n) })
 	// Each Foo's first requests: its Deployment's create, then its status
 	// write; nothing read first. (What follows, the reconciles of its
 	// Deployment's status changes, reads the Foo and the Deployment.)
-	eventually(t, time.Minute, "each Foo's add reconciled without a read", func(context.Context) (bool, string) {
+	clustertest.Eventually(t, time.Minute, "each Foo's add reconciled without a read", func(context.Context) (bool, string) {
 		events, _, err := controlplane.ReadAuditLog(auditLog, st.Size(), "system:serviceaccount:"+system+":"+service, foo.AgentName)
 		if err != nil {
 			return false, err.Error()

@@ -29,6 +29,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/frugal-operator/foo-operator/test/clustertest"
 )
 
 // upgraded is the namespace of the Foos that live through the upgrade.
@@ -66,7 +68,7 @@ func installPrevious() error {
 		return err
 	}
 	fmt.Printf("knative: the previous commit's release made and applied in %v\n", time.Since(start).Round(time.Millisecond))
-	return poll(3*time.Minute, "the previous release's Service is Ready", func(ctx context.Context) (bool, string) {
+	return clustertest.Poll(3*time.Minute, "the previous release's Service is Ready", func(ctx context.Context) (bool, string) {
 		return ready(ctx, ksvcGVR, system, service)
 	})
 }
@@ -93,7 +95,7 @@ var (
 // annotation: an update of a Foo never reconciled is reconciled).
 func foosBeforeTheUpgrade() error {
 	for _, name := range []string{"foos", "foo-deployments"} {
-		if err := poll(3*time.Minute, "ApiServerSource "+name+" is Ready", func(ctx context.Context) (bool, string) {
+		if err := clustertest.Poll(3*time.Minute, "ApiServerSource "+name+" is Ready", func(ctx context.Context) (bool, string) {
 			return ready(ctx, sourceGVR, system, name)
 		}); err != nil {
 			return err
@@ -106,7 +108,7 @@ func foosBeforeTheUpgrade() error {
 		}
 	}
 	poked, pokes := time.Now(), 0
-	return poll(5*time.Minute, "the previous release reconciled the Foos", func(ctx context.Context) (bool, string) {
+	return clustertest.Poll(5*time.Minute, "the previous release reconciled the Foos", func(ctx context.Context) (bool, string) {
 		ok, msg := converged(ctx, upgraded, len(beforeTheUpgrade))
 		if !ok && time.Since(poked) > 20*time.Second {
 			poked, pokes = time.Now(), pokes+1
@@ -138,7 +140,7 @@ func foosDuringTheUpgrade() error {
 // converge, under this release's reconciler.
 func TestUpgradeKeepsEveryFoo(t *testing.T) {
 	image := releaseImage(t)
-	eventually(t, 3*time.Minute, "the Service runs this release's image", func(ctx context.Context) (bool, string) {
+	clustertest.Eventually(t, 3*time.Minute, "the Service runs this release's image", func(ctx context.Context) (bool, string) {
 		u, err := dyn.Resource(ksvcGVR).Namespace(system).Get(ctx, service, metav1.GetOptions{})
 		if err != nil {
 			return false, err.Error()

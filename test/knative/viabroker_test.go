@@ -35,6 +35,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/uuid"
 	"knative.dev/pkg/ptr"
 
+	"github.com/frugal-operator/foo-operator/test/clustertest"
 	"github.com/frugal-operator/foo-operator/test/localenv"
 )
 
@@ -55,16 +56,16 @@ func TestBrokerWiring(t *testing.T) {
 	if err := kubectl("apply", "-f", releaseBroker); err != nil {
 		t.Fatal("kubectl apply -f", releaseBroker+":", err)
 	}
-	eventually(t, 3*time.Minute, "the Broker is Ready", func(ctx context.Context) (bool, string) {
+	clustertest.Eventually(t, 3*time.Minute, "the Broker is Ready", func(ctx context.Context) (bool, string) {
 		return ready(ctx, brokerGVR, system, "operators")
 	})
 	for _, name := range []string{"foo-reconciler-foos", "foo-reconciler-deployments", "foo-reconciler-resync"} {
-		eventually(t, 3*time.Minute, "Trigger "+name+" is Ready", func(ctx context.Context) (bool, string) {
+		clustertest.Eventually(t, 3*time.Minute, "Trigger "+name+" is Ready", func(ctx context.Context) (bool, string) {
 			return ready(ctx, triggerGVR, system, name)
 		})
 	}
 	for _, name := range []string{"foos", "foo-deployments"} {
-		eventually(t, 3*time.Minute, "ApiServerSource "+name+" sends to the Broker", func(ctx context.Context) (bool, string) {
+		clustertest.Eventually(t, 3*time.Minute, "ApiServerSource "+name+" sends to the Broker", func(ctx context.Context) (bool, string) {
 			u, err := dyn.Resource(sourceGVR).Namespace(system).Get(ctx, name, metav1.GetOptions{})
 			if err != nil {
 				return false, err.Error()
@@ -74,7 +75,7 @@ func TestBrokerWiring(t *testing.T) {
 			return ok && strings.Contains(sink, "broker-ingress"), fmt.Sprintf("sink %q, %s", sink, msg)
 		})
 	}
-	eventually(t, 3*time.Minute, "the dead-letter sink is Ready", func(ctx context.Context) (bool, string) {
+	clustertest.Eventually(t, 3*time.Minute, "the dead-letter sink is Ready", func(ctx context.Context) (bool, string) {
 		return ready(ctx, ksvcGVR, system, deadLetters)
 	})
 
@@ -132,7 +133,7 @@ func burstWithPodDeletions(t *testing.T) {
 		}
 	}()
 	for _, after := range []int{n / 3, 2 * n / 3} {
-		eventually(t, 3*time.Minute, fmt.Sprintf("%d Deployments made", after), func(ctx context.Context) (bool, string) {
+		clustertest.Eventually(t, 3*time.Minute, fmt.Sprintf("%d Deployments made", after), func(ctx context.Context) (bool, string) {
 			deps, err := kube.AppsV1().Deployments(ns).List(ctx, metav1.ListOptions{})
 			if err != nil {
 				return false, err.Error()
@@ -142,7 +143,7 @@ func burstWithPodDeletions(t *testing.T) {
 		deleteReconcilerPods(t)
 	}
 	wg.Wait()
-	eventually(t, 5*time.Minute, fmt.Sprintf("%d Foos converged", n), func(ctx context.Context) (bool, string) {
+	clustertest.Eventually(t, 5*time.Minute, fmt.Sprintf("%d Foos converged", n), func(ctx context.Context) (bool, string) {
 		return converged(ctx, ns, n)
 	})
 	t.Logf("%d Foos converged %v after the first create, the reconciler's pod deleted twice", n, time.Since(start).Round(time.Millisecond))
@@ -224,7 +225,7 @@ func watchDeadLetters(t *testing.T) func() []string {
 func deadLettered(t *testing.T, within time.Duration, want ...string) string {
 	t.Helper()
 	var found string
-	eventually(t, within, fmt.Sprintf("the dead-letter sink logs an event with %q", want), func(ctx context.Context) (bool, string) {
+	clustertest.Eventually(t, within, fmt.Sprintf("the dead-letter sink logs an event with %q", want), func(ctx context.Context) (bool, string) {
 		pods, err := kube.CoreV1().Pods(system).List(ctx, metav1.ListOptions{LabelSelector: "serving.knative.dev/service=" + deadLetters})
 		if err != nil {
 			return false, err.Error()
@@ -286,7 +287,7 @@ func failingSubscriberDeadLetters(t *testing.T) {
 	t.Cleanup(func() {
 		_ = dyn.Resource(triggerGVR).Namespace(system).Delete(context.Background(), "always-fails", metav1.DeleteOptions{})
 	})
-	eventually(t, 2*time.Minute, "the failing Trigger is Ready", func(ctx context.Context) (bool, string) {
+	clustertest.Eventually(t, 2*time.Minute, "the failing Trigger is Ready", func(ctx context.Context) (bool, string) {
 		return ready(ctx, triggerGVR, system, "always-fails")
 	})
 	createFoo(t, newFoo(ns, "doomed", "doomed", 0))

@@ -14,11 +14,12 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-// Package localenv runs the whole operator on one machine, as a cluster with
-// Knative would: a loopback control plane with config/'s CRD, accounts and
-// roles; the reconciler binary under its ServiceAccount's identity; and two
-// real ApiServerSource adapters (Foos; Deployments owned by a Foo, Resource
-// mode) delivering to it directly. The e2e tests and hack/run.sh share it.
+// Package localenv runs a whole operator on one machine, as a cluster with
+// Knative would: a loopback control plane with the CRDs, accounts and roles
+// of its config; the reconciler binary under its ServiceAccount's identity;
+// and real ApiServerSource adapters delivering to it directly. The Foo
+// operator's e2e tests, hack/run.sh and the benchmarks run Foo; the Bar and
+// ContainerSource examples' e2e tests run theirs.
 package localenv
 
 import (
@@ -40,35 +41,45 @@ import (
 
 	"github.com/google/uuid"
 	"k8s.io/apimachinery/pkg/api/meta"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
-	"knative.dev/pkg/ptr"
 	"sigs.k8s.io/yaml"
 
-	samplesv1alpha1 "github.com/frugal-operator/foo-operator/pkg/apis/samplecontroller/v1alpha1"
-	"github.com/frugal-operator/foo-operator/pkg/client/clientset/versioned"
 	"github.com/frugal-operator/foo-operator/test/controlplane"
 )
 
-// Namespace is where config/ puts the operator's accounts.
-const Namespace = "foo-operator"
+// Operator is what Up runs.
+type Operator struct {
+	// Name is the reconciler's: its binary and its ServiceAccount's.
+	Name string
+	// Main is the package of its command, from the repository's root,
+	// built as .ko.yaml builds it (see Build).
+	Main string
+	// Namespace is its config's namespace, that of its accounts and its
+	// config-observability (SYSTEM_NAMESPACE).
+	Namespace string
+	// Manifests are the files of its config that a cluster without Knative
+	// can take (namespace, accounts, roles, CRDs), from the repository's root.
+	Manifests []string
+	// CRDs are the CRDs Up waits for, once the manifests are applied.
+	CRDs []string
+	// SourcesAccount is the ServiceAccount (of Namespace) the adapters run as.
+	SourcesAccount string
+	// Sources are its ApiServerSources, each run as an adapter.
+	Sources []Source
+	// PingSource names the PingSource whose event Resync sends.
+	PingSource string
+	// Canary returns once every adapter delivers (see Repeat): an adapter
+	// sends nothing until its watch runs.
+	Canary func(ctx context.Context, e *Env) error
+}
 
-// The manifests of config/ that a cluster without Knative can take.
-var manifests = []string{
-	"config/100-namespace.yaml",
-	"config/200-serviceaccounts.yaml",
-	"config/200-clusterroles.yaml",
-	"config/200-aggregated-clusterroles.yaml",
-	"config/200-roles.yaml",
-	"config/201-clusterrolebindings.yaml",
-	"config/201-rolebindings.yaml",
-	"config/300-foo.yaml",
-	"config/400-config-observability.yaml",
+// Source is an ApiServerSource, as an adapter's configuration.
+type Source struct {
+	Name   string
+	Config controlplane.AdapterConfig
 }
 
 // Options configure Up.
@@ -89,9 +100,11 @@ type Options struct {
 // Env is the running operator.
 type Env struct {
 	CP *controlplane.ControlPlane
-	// Kube and Foos are admin clients.
-	Kube kubernetes.Interface
-	Foos versioned.Interface
+	// Operator is what runs.
+	Operator Operator
+	// Kube is an admin client; Config its config.
+	Kube   kubernetes.Interface
+	Config *rest.Config
 	// ReconcilerURL is where the adapters deliver.
 	ReconcilerURL string
 	// ReconcilerKubeconfig and SourcesKubeconfig are the ServiceAccounts' identities.
@@ -106,9 +119,9 @@ type Env struct {
 	starts     int
 }
 
-// Up starts everything and returns once the reconciler answers and both
-// adapters deliver. On error, it stops what it started.
-func Up(ctx context.Context, opts Options) (_ *Env, err error) {
+// Up starts op and returns once the reconciler answers and every adapter
+// delivers. On error, it stops what it started.
+func Up(ctx context.Context, op Operator, opts Options) (_ *Env, err error) {
 	say := opts.Progress
 	if say == nil {
 		say = func(string, ...any) {}
@@ -118,34 +131,31 @@ func Up(ctx context.Context, opts Options) (_ *Env, err error) {
 	if err != nil {
 		return nil, err
 	}
-	e := &Env{CP: cp, opts: opts}
+	e := &Env{CP: cp, Operator: op, opts: opts}
 	defer func() {
 		if err != nil {
 			_ = e.Down()
 		}
 	}()
-	cfg := rest.CopyConfig(cp.RESTConfig)
-	cfg.QPS, cfg.Burst = 200, 400
-	if e.Kube, err = kubernetes.NewForConfig(cfg); err != nil {
-		return nil, err
-	}
-	if e.Foos, err = versioned.NewForConfig(cfg); err != nil {
+	e.Config = rest.CopyConfig(cp.RESTConfig)
+	e.Config.QPS, e.Config.Burst = 200, 400
+	if e.Kube, err = kubernetes.NewForConfig(e.Config); err != nil {
 		return nil, err
 	}
 
-	say("Applying config/: namespace, ServiceAccounts, RBAC, the Foo CRD")
-	if err := ApplyConfig(ctx, cp); err != nil {
+	say("Applying the config: namespace, ServiceAccounts, RBAC, CRDs")
+	if err := ApplyConfig(ctx, cp, op); err != nil {
 		return nil, err
 	}
-	if e.ReconcilerKubeconfig, _, err = cp.KubeconfigForServiceAccount(ctx, Namespace, "foo-reconciler", 0); err != nil {
+	if e.ReconcilerKubeconfig, _, err = cp.KubeconfigForServiceAccount(ctx, op.Namespace, op.Name, 0); err != nil {
 		return nil, err
 	}
-	if e.SourcesKubeconfig, _, err = cp.KubeconfigForServiceAccount(ctx, Namespace, "foo-sources", 0); err != nil {
+	if e.SourcesKubeconfig, _, err = cp.KubeconfigForServiceAccount(ctx, op.Namespace, op.SourcesAccount, 0); err != nil {
 		return nil, err
 	}
 
-	say("Building and starting the reconciler as ServiceAccount %s/foo-reconciler", Namespace)
-	if e.bin, err = BuildReconciler(ctx, cp.Dir); err != nil {
+	say("Building and starting the reconciler as ServiceAccount %s/%s", op.Namespace, op.Name)
+	if e.bin, err = BuildReconciler(ctx, op, cp.Dir); err != nil {
 		return nil, err
 	}
 	if e.port, err = controlplane.FreePort(); err != nil {
@@ -156,26 +166,15 @@ func Up(ctx context.Context, opts Options) (_ *Env, err error) {
 		return nil, err
 	}
 
-	say("Starting two ApiServerSource adapters (Foos; Deployments owned by a Foo) as %s/foo-sources", Namespace)
-	fooGVR := schema.GroupVersionResource{Group: "samplecontroller.knative.io", Version: "v1alpha1", Resource: "foos"}
-	depGVR := schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"}
-	for _, a := range []struct {
-		name string
-		cfg  controlplane.AdapterConfig
-	}{
-		{"foos", controlplane.AdapterConfig{AllNamespaces: true, Mode: "Resource",
-			Resources: []controlplane.AdapterResource{{GVR: fooGVR}}}},
-		{"foo-deployments", controlplane.AdapterConfig{AllNamespaces: true, Mode: "Resource",
-			Resources: []controlplane.AdapterResource{{GVR: depGVR}},
-			Owner:     &controlplane.AdapterOwner{APIVersion: "samplecontroller.knative.io/v1alpha1", Kind: "Foo"}}},
-	} {
-		p, err := cp.StartAdapter(a.name, Namespace, e.ReconcilerURL, a.cfg, e.SourcesKubeconfig)
+	say("Starting %d ApiServerSource adapters as %s/%s", len(op.Sources), op.Namespace, op.SourcesAccount)
+	for _, src := range op.Sources {
+		p, err := cp.StartAdapter(src.Name, op.Namespace, e.ReconcilerURL, src.Config, e.SourcesKubeconfig)
 		if err != nil {
 			return nil, err
 		}
 		e.Adapters = append(e.Adapters, p)
 	}
-	say("Waiting for both adapters to deliver (a canary Foo)")
+	say("Waiting for every adapter to deliver (a canary)")
 	if err := e.WaitForDelivery(ctx); err != nil {
 		return nil, err
 	}
@@ -190,37 +189,39 @@ func fileArgs(root string, files []string) []string {
 	return out
 }
 
-// ApplyConfig applies the manifests of config/ that a cluster without
-// Knative can take (namespace, accounts, roles, the CRD) and waits until the
-// CRD is served.
-func ApplyConfig(ctx context.Context, cp *controlplane.ControlPlane) error {
+// ApplyConfig applies op's manifests and waits until its CRDs are served.
+func ApplyConfig(ctx context.Context, cp *controlplane.ControlPlane, op Operator) error {
 	root, err := controlplane.RepoRoot()
 	if err != nil {
 		return err
 	}
-	if err := Kubectl(ctx, cp, nil, append([]string{"apply"}, fileArgs(root, manifests)...)...); err != nil {
+	if err := Kubectl(ctx, cp, nil, append([]string{"apply"}, fileArgs(root, op.Manifests)...)...); err != nil {
 		return err
 	}
-	return Kubectl(ctx, cp, nil, "wait", "--for=condition=Established", "--timeout=60s", "crd/foos.samplecontroller.knative.io")
+	if len(op.CRDs) == 0 {
+		return nil
+	}
+	return Kubectl(ctx, cp, nil, append([]string{"wait", "--for=condition=Established", "--timeout=60s"}, op.CRDs...)...)
 }
 
-// BuildReconciler builds cmd/foo-reconciler into dir and returns its path.
-func BuildReconciler(ctx context.Context, dir string) (string, error) {
+// BuildReconciler builds op's command into dir and returns its path.
+func BuildReconciler(ctx context.Context, op Operator, dir string) (string, error) {
 	root, err := controlplane.RepoRoot()
 	if err != nil {
 		return "", err
 	}
-	bin := filepath.Join(dir, "foo-reconciler")
-	return bin, Build(ctx, root, "./cmd/foo-reconciler", bin)
+	bin := filepath.Join(dir, op.Name)
+	return bin, Build(ctx, root, op.Main, bin)
 }
 
 // Build builds the package pkg of the source tree at root into bin with the
 // environment and flags its .ko.yaml gives ko for the reconciler (static,
-// -trimpath, without symbol tables, the grpcnotrace tag). That is the binary
+// -trimpath, without symbol tables, the grpcnotrace tag; those of
+// ./cmd/foo-reconciler if .ko.yaml has no build of pkg). That is the binary
 // that ships, so it is the one tests and benchmarks run (most of its
 // resident memory is the binary's pages).
 func Build(ctx context.Context, root, pkg, bin string) error {
-	env, args, err := koBuild(root)
+	env, args, err := koBuild(root, pkg)
 	if err != nil {
 		return err
 	}
@@ -234,8 +235,8 @@ func Build(ctx context.Context, root, pkg, bin string) error {
 }
 
 // koBuild returns the environment and the go build flags that root's
-// .ko.yaml gives its build of ./cmd/foo-reconciler.
-func koBuild(root string) (env, args []string, _ error) {
+// .ko.yaml gives its build of pkg, or else of ./cmd/foo-reconciler.
+func koBuild(root, pkg string) (env, args []string, _ error) {
 	b, err := os.ReadFile(filepath.Join(root, ".ko.yaml"))
 	if err != nil {
 		return nil, nil, err
@@ -251,17 +252,19 @@ func koBuild(root string) (env, args []string, _ error) {
 	if err := yaml.Unmarshal(b, &ko); err != nil {
 		return nil, nil, fmt.Errorf("%s/.ko.yaml: %w", root, err)
 	}
-	for _, b := range ko.Builds {
-		if b.Main != "./cmd/foo-reconciler" {
-			continue
+	for _, main := range []string{pkg, "./cmd/foo-reconciler"} {
+		for _, b := range ko.Builds {
+			if b.Main != main {
+				continue
+			}
+			args = slices.Clone(b.Flags)
+			if len(b.Ldflags) > 0 {
+				args = append(args, "-ldflags="+strings.Join(b.Ldflags, " "))
+			}
+			return b.Env, args, nil
 		}
-		args = slices.Clone(b.Flags)
-		if len(b.Ldflags) > 0 {
-			args = append(args, "-ldflags="+strings.Join(b.Ldflags, " "))
-		}
-		return b.Env, args, nil
 	}
-	return nil, nil, fmt.Errorf("%s/.ko.yaml has no build of ./cmd/foo-reconciler", root)
+	return nil, nil, fmt.Errorf("%s/.ko.yaml has no build of %s nor ./cmd/foo-reconciler", root, pkg)
 }
 
 // Kubectl runs kubectl as the admin, writing its output to out (discarded if nil).
@@ -298,7 +301,7 @@ func (e *Env) StartReconciler(ctx context.Context, args ...string) error {
 	e.starts++
 	cmd := exec.Command(e.bin, slices.Concat(
 		[]string{"--kubeconfig", e.ReconcilerKubeconfig, "--host", "127.0.0.1", "--port", strconv.Itoa(e.port)}, e.opts.ReconcilerArgs, args)...)
-	cmd.Env = append(os.Environ(), "LOG_LEVEL=info", "SYSTEM_NAMESPACE="+Namespace)
+	cmd.Env = append(os.Environ(), "LOG_LEVEL=info", "SYSTEM_NAMESPACE="+e.Operator.Namespace)
 	p, err := e.CP.StartProcess(fmt.Sprintf("reconciler-%d", e.starts), cmd)
 	if err != nil {
 		return err
@@ -353,7 +356,7 @@ func (e *Env) Reconciler() *controlplane.Process {
 func (e *Env) Resync(ctx context.Context) (int, error) {
 	code, body, err := e.post(ctx, map[string]string{
 		"Ce-Type":   "dev.knative.sources.ping",
-		"Ce-Source": "/apis/v1/namespaces/" + Namespace + "/pingsources/foo-resync",
+		"Ce-Source": "/apis/v1/namespaces/" + e.Operator.Namespace + "/pingsources/" + e.Operator.PingSource,
 	}, []byte(`{"resync":true}`))
 	if err == nil && code != http.StatusOK {
 		err = fmt.Errorf("resync answered %d: %s", code, body)
@@ -430,62 +433,27 @@ func (e *Env) Down() error {
 	return e.CP.Stop()
 }
 
-// WaitForDelivery proves both adapters deliver: a change of a canary Foo's
-// replicas must reach its Deployment (the Foo adapter; the cold-start resync
-// ran before the change), and a hand-scaled Deployment must be scaled back
-// (the owned-Deployment adapter). An adapter sends nothing until its watch
-// runs, so each change is repeated until its effect is seen.
+// WaitForDelivery returns once every adapter delivers (Operator.Canary).
 func (e *Env) WaitForDelivery(ctx context.Context) error {
-	foos := e.Foos.SamplecontrollerV1alpha1().Foos(Namespace)
-	deps := e.Kube.AppsV1().Deployments(Namespace)
-	canary := &samplesv1alpha1.Foo{
-		ObjectMeta: metav1.ObjectMeta{Name: "canary-" + uuid.NewString()[:8]},
-		Spec:       samplesv1alpha1.FooSpec{DeploymentName: "canary", Replicas: ptr.Int32(1)},
-	}
-	if _, err := foos.Create(ctx, canary, metav1.CreateOptions{}); err != nil {
-		return err
-	}
-	defer func() { _ = foos.Delete(context.WithoutCancel(ctx), canary.Name, metav1.DeleteOptions{}) }()
+	return e.Operator.Canary(ctx, e)
+}
 
-	replicas := int32(1)
-	// step makes change number i, then watches for a second for its effect.
-	step := func(change func(i int) error, done func() bool) error {
-		deadline := time.Now().Add(2 * time.Minute)
-		for i := 0; time.Now().Before(deadline); i++ {
-			if err := change(i); err != nil {
-				return err
-			}
-			if wait.PollUntilContextTimeout(ctx, 20*time.Millisecond, time.Second, true,
-				func(context.Context) (bool, error) { return done(), nil }) == nil {
-				return nil
-			}
-			if ctx.Err() != nil {
-				return ctx.Err()
-			}
+// Repeat makes change number i, i = 0, 1, ..., until done holds within a
+// second of a change, for up to 2 minutes: an adapter sends nothing until
+// its watch runs, and an unchanged object makes no event.
+func Repeat(ctx context.Context, change func(i int) error, done func() bool) error {
+	deadline := time.Now().Add(2 * time.Minute)
+	for i := 0; time.Now().Before(deadline); i++ {
+		if err := change(i); err != nil {
+			return err
 		}
-		return errors.New("no effect within 2 minutes")
+		if wait.PollUntilContextTimeout(ctx, 20*time.Millisecond, time.Second, true,
+			func(context.Context) (bool, error) { return done(), nil }) == nil {
+			return nil
+		}
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
 	}
-	deploymentHas := func() bool {
-		d, err := deps.Get(ctx, "canary", metav1.GetOptions{})
-		return err == nil && d.Spec.Replicas != nil && *d.Spec.Replicas == replicas
-	}
-	err := step(func(int) error {
-		replicas++
-		patch := fmt.Sprintf(`{"spec":{"replicas":%d}}`, replicas)
-		_, err := foos.Patch(ctx, canary.Name, types.MergePatchType, []byte(patch), metav1.PatchOptions{})
-		return err
-	}, deploymentHas)
-	if err != nil {
-		return fmt.Errorf("the Foo adapter delivers nothing: %w", err)
-	}
-	err = step(func(i int) error {
-		// A different value each time: an unchanged object makes no event.
-		patch := fmt.Sprintf(`{"spec":{"replicas":%d}}`, 40+i)
-		_, err := deps.Patch(ctx, "canary", types.MergePatchType, []byte(patch), metav1.PatchOptions{})
-		return err
-	}, deploymentHas)
-	if err != nil {
-		return fmt.Errorf("the Deployment adapter delivers nothing: %w", err)
-	}
-	return nil
+	return errors.New("no effect within 2 minutes")
 }

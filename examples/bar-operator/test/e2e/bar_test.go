@@ -48,7 +48,7 @@ func createBar(t *testing.T, ns, name string, data map[string]string) {
 func published(t *testing.T, ns, name string, data map[string]string) {
 	t.Helper()
 	eventually(t, "the Bar's data published", func(ctx context.Context) (bool, string) {
-		cm, err := env.kube.CoreV1().ConfigMaps(ns).Get(ctx, name, metav1.GetOptions{})
+		cm, err := env.Kube.CoreV1().ConfigMaps(ns).Get(ctx, name, metav1.GetOptions{})
 		if err != nil {
 			return false, err.Error()
 		}
@@ -77,7 +77,7 @@ func patchBar(t *testing.T, ns, name, patch string) {
 func TestLifecycle(t *testing.T) {
 	ctx := context.Background()
 	ns := namespace(t)
-	cms := env.kube.CoreV1().ConfigMaps(ns)
+	cms := env.Kube.CoreV1().ConfigMaps(ns)
 
 	createBar(t, ns, "settings", map[string]string{"color": "blue"})
 	published(t, ns, "settings", map[string]string{"color": "blue"})
@@ -122,7 +122,7 @@ func TestNotOwned(t *testing.T) {
 	ctx := context.Background()
 	ns := namespace(t)
 	theirs := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "taken"}, Data: map[string]string{"theirs": "yes"}}
-	if _, err := env.kube.CoreV1().ConfigMaps(ns).Create(ctx, theirs, metav1.CreateOptions{}); err != nil {
+	if _, err := env.Kube.CoreV1().ConfigMaps(ns).Create(ctx, theirs, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	createBar(t, ns, "taken", map[string]string{"mine": "yes"})
@@ -134,12 +134,12 @@ func TestNotOwned(t *testing.T) {
 		c := b.Status.GetCondition(examplev1alpha1.BarConditionConfigMapReady)
 		return c != nil && c.Reason == examplev1alpha1.ReasonConfigMapNotOwned, fmt.Sprintf("%+v", c)
 	})
-	got, err := env.kube.CoreV1().ConfigMaps(ns).Get(ctx, "taken", metav1.GetOptions{})
+	got, err := env.Kube.CoreV1().ConfigMaps(ns).Get(ctx, "taken", metav1.GetOptions{})
 	if err != nil || !maps.Equal(got.Data, theirs.Data) {
 		t.Fatalf("their ConfigMap = %v, %v; want it untouched", got, err)
 	}
 	resync(t) // refused again: the rule to patch the repeated Warning event is used
-	if err := env.kube.CoreV1().ConfigMaps(ns).Delete(ctx, "taken", metav1.DeleteOptions{}); err != nil {
+	if err := env.Kube.CoreV1().ConfigMaps(ns).Delete(ctx, "taken", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	resync(t)
@@ -152,7 +152,7 @@ func TestColdStartResync(t *testing.T) {
 	ctx := context.Background()
 	ns := namespace(t)
 	before := adapterDrops()
-	if err := env.reconciler.Stop(); err != nil {
+	if err := env.StopReconciler(); err != nil {
 		t.Fatal(err)
 	}
 	createBar(t, ns, "while-down", map[string]string{"k": "v"})
@@ -160,7 +160,7 @@ func TestColdStartResync(t *testing.T) {
 	eventually(t, "the adapter dropped the Bar's event", func(context.Context) (bool, string) {
 		return adapterDrops() > before, "no drop in the adapters' logs"
 	})
-	if err := startReconciler(ctx); err != nil {
+	if err := env.StartReconciler(ctx); err != nil {
 		t.Fatal(err)
 	}
 	published(t, ns, "while-down", map[string]string{"k": "v"})
@@ -169,7 +169,7 @@ func TestColdStartResync(t *testing.T) {
 // adapterDrops counts the events the adapters gave up on, from their logs.
 func adapterDrops() int {
 	n := 0
-	for _, a := range env.adapters {
+	for _, a := range env.Adapters {
 		b, _ := os.ReadFile(a.LogPath)
 		n += strings.Count(string(b), "failed to send cloudevent")
 	}
@@ -188,7 +188,7 @@ func TestZLeastPrivilege(t *testing.T) {
 	files := []string{filepath.Join(dir, "200-clusterroles.yaml"), filepath.Join(dir, "200-roles.yaml")}
 	user := "system:serviceaccount:" + operatorNamespace + ":" + bar.AgentName
 	eventually(t, "every granted rule used, and nothing else", func(context.Context) (bool, string) {
-		u, err := env.cp.PrivilegeUse(files, bar.AgentName, user, bar.AgentName)
+		u, err := env.CP.PrivilegeUse(files, bar.AgentName, user, bar.AgentName)
 		if err != nil {
 			return false, err.Error()
 		}
