@@ -14,7 +14,7 @@
 # limitations under the License.
 
 # Checks that every Go file, shell script and YAML file git tracks (but what
-# third_party/ ships from others) starts with the project's license header:
+# third_party/ and the files an example's UPSTREAM lists ship from others) starts with the project's license header:
 # hack/boilerplate.go.txt for Go, hack/boilerplate.sh.txt for the others
 # (after a shebang line, if any). Prints the files that do not; exits 1 then.
 set -euo pipefail
@@ -27,8 +27,19 @@ has_header() {
   cmp -s <(tail -n +"$(($3 + 1))" "$1" | head -n "$n") <(head -n "$n" "$2")
 }
 
+# Files copied from others into an example, listed in its UPSTREAM file.
+upstream=" "
+for u in examples/*/UPSTREAM; do
+  [[ -f "$u" ]] || continue
+  while read -r local _; do
+    [[ -z "$local" || "$local" == \#* ]] && continue
+    upstream+="$(dirname "$u")/$local "
+  done <"$u"
+done
+
 missing=0
 while IFS= read -r f; do
+  [[ "$upstream" == *" $f "* ]] && continue
   case "$f" in
     third_party/*) continue ;;
     *.go) header=hack/boilerplate.go.txt ;;

@@ -1,0 +1,126 @@
+/*
+Copyright The Foo Operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package containersource
+
+// This file is the one added to Knative Eventing's ContainerSource
+// reconciler (the other files of this package are eventing v0.50.0's,
+// unchanged): it builds the same Reconciler, reading through listers that
+// ask the API server instead of informers, for serverless.Main.
+
+import (
+	"context"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	appsv1listers "k8s.io/client-go/listers/apps/v1"
+	corev1listers "k8s.io/client-go/listers/core/v1"
+	kubeclient "knative.dev/pkg/client/injection/kube/client"
+	"knative.dev/pkg/controller"
+	"knative.dev/pkg/logging"
+
+	v1 "knative.dev/eventing/pkg/apis/sources/v1"
+	eventingclient "knative.dev/eventing/pkg/client/injection/client"
+	v1containersource "knative.dev/eventing/pkg/client/injection/reconciler/sources/v1/containersource"
+	listers "knative.dev/eventing/pkg/client/listers/sources/v1"
+
+	"github.com/frugal-operator/foo-operator/pkg/serverless"
+	"github.com/frugal-operator/foo-operator/pkg/serverless/receiver"
+	"github.com/frugal-operator/foo-operator/pkg/serverless/resync"
+	"github.com/frugal-operator/foo-operator/pkg/serverless/uncached"
+)
+
+// AgentName is the component that the reconciler's requests and Kubernetes
+// events name.
+const AgentName = "containersource-reconciler"
+
+// ownerLabel is the label resources.Labels puts on a ContainerSource's
+// Deployment, holding the ContainerSource's name.
+const ownerLabel = "sources.knative.dev/containerSource"
+
+// Resync is what the resync lists: the ContainerSources, and the
+// Deployments labelled with one's name. Their SinkBindings carry no label:
+// the resync's dry run reads each from the API server.
+var Resync = resync.Kinds{
+	Owner: v1.SchemeGroupVersion.WithResource("containersources"),
+	Owned: []resync.Owned{{Resource: appsv1.SchemeGroupVersion.WithResource("deployments"), OwnerLabel: ownerLabel}},
+}
+
+// New returns the parts for serverless.Main: eventing's generated
+// reconciler around its Reconciler, and the two kinds a ContainerSource
+// controls (its Deployment and its SinkBinding), whose events wake it.
+func New(ctx context.Context) serverless.Parts {
+	kc, ec := kubeclient.Get(ctx), eventingclient.Get(ctx)
+	sources := containerSourceLister{uncached.New(ctx, func(ns string) uncached.Client[*v1.ContainerSource, *v1.ContainerSourceList] {
+		return ec.SourcesV1().ContainerSources(ns)
+	})}
+	r := &Reconciler{
+		kubeClientSet:         kc,
+		eventingClientSet:     ec,
+		containerSourceLister: sources,
+		sinkBindingLister: sinkBindingLister{uncached.New(ctx, func(ns string) uncached.Client[*v1.SinkBinding, *v1.SinkBindingList] {
+			return ec.SourcesV1().SinkBindings(ns)
+		})},
+		deploymentLister: deploymentLister{uncached.New(ctx, func(ns string) uncached.Client[*appsv1.Deployment, *appsv1.DeploymentList] {
+			return kc.AppsV1().Deployments(ns)
+		})},
+		// Listed with eventingtls.TrustBundleSelector, which the
+		// informer's filter applied.
+		trustBundleConfigMapLister: configMapLister{uncached.New(ctx, func(ns string) uncached.Client[*corev1.ConfigMap, *corev1.ConfigMapList] {
+			return kc.CoreV1().ConfigMaps(ns)
+		})},
+	}
+	return serverless.Parts{
+		Reconciler: v1containersource.NewReconciler(ctx, logging.FromContext(ctx), ec, sources, controller.GetEventRecorder(ctx), r),
+		Owned: []receiver.Owned{
+			receiver.OwnedKind(appsv1.SchemeGroupVersion.WithKind("Deployment").GroupKind(), func(ns string) uncached.Client[*appsv1.Deployment, *appsv1.DeploymentList] {
+				return kc.AppsV1().Deployments(ns)
+			}),
+			receiver.OwnedKind(v1.Kind("SinkBinding"), func(ns string) uncached.Client[*v1.SinkBinding, *v1.SinkBindingList] {
+				return ec.SourcesV1().SinkBindings(ns)
+			}),
+		},
+	}
+}
+
+// The generated listers, answered by the API server.
+type (
+	containerSourceLister struct {
+		uncached.Lister[*v1.ContainerSource, *v1.ContainerSourceList]
+	}
+	sinkBindingLister struct {
+		uncached.Lister[*v1.SinkBinding, *v1.SinkBindingList]
+	}
+	deploymentLister struct {
+		uncached.Lister[*appsv1.Deployment, *appsv1.DeploymentList]
+	}
+	configMapLister struct {
+		uncached.Lister[*corev1.ConfigMap, *corev1.ConfigMapList]
+	}
+)
+
+func (l containerSourceLister) ContainerSources(ns string) listers.ContainerSourceNamespaceLister {
+	return l.In(ns)
+}
+func (l sinkBindingLister) SinkBindings(ns string) listers.SinkBindingNamespaceLister {
+	return l.In(ns)
+}
+func (l deploymentLister) Deployments(ns string) appsv1listers.DeploymentNamespaceLister {
+	return l.In(ns)
+}
+func (l configMapLister) ConfigMaps(ns string) corev1listers.ConfigMapNamespaceLister {
+	return l.In(ns)
+}

@@ -1,0 +1,177 @@
+/*
+Copyright The Foo Operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// Package e2e runs Knative Eventing's ContainerSource reconciler, unchanged,
+// on pkg/serverless through the real parts (test/localenv): a loopback
+// kube-apiserver, etcd and kube-controller-manager, the
+// containersource-reconciler binary under its ServiceAccount with exactly
+// config/'s roles, and the real ApiServerSource adapters (ContainerSources;
+// the Deployments and SinkBindings one controls) delivering every event.
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strconv"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrs "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"knative.dev/pkg/apis"
+	duckv1 "knative.dev/pkg/apis/duck/v1"
+
+	v1 "knative.dev/eventing/pkg/apis/sources/v1"
+	"knative.dev/eventing/pkg/client/clientset/versioned"
+
+	"github.com/frugal-operator/foo-operator/test/clustertest"
+	"github.com/frugal-operator/foo-operator/test/controlplane"
+	"github.com/frugal-operator/foo-operator/test/localenv"
+)
+
+// operatorNamespace is config/'s namespace.
+const operatorNamespace = "containersource-operator"
+
+// ownerLabel is the label eventing puts on a ContainerSource's Deployment.
+const ownerLabel = "sources.knative.dev/containerSource"
+
+// ContainerSource is the operator as localenv runs it: config/'s manifests
+// that a cluster without Knative can take, and its two ApiServerSources
+// (ContainerSources; the Deployments and SinkBindings one controls).
+var ContainerSource = localenv.Operator{
+	Name:      "containersource-reconciler",
+	Main:      "./examples/containersource/cmd/containersource-reconciler",
+	Namespace: operatorNamespace,
+	Manifests: prefixed("examples/containersource/config/", "100-namespace.yaml", "200-serviceaccounts.yaml",
+		"200-clusterroles.yaml", "200-roles.yaml", "201-clusterrolebindings.yaml", "201-rolebindings.yaml",
+		"300-containersource.yaml", "300-sinkbinding.yaml", "400-config-observability.yaml"),
+	CRDs:           []string{"crd/containersources.sources.knative.dev", "crd/sinkbindings.sources.knative.dev"},
+	SourcesAccount: "containersource-sources",
+	Sources: []localenv.Source{
+		{Name: "containersources", Config: controlplane.AdapterConfig{AllNamespaces: true, Mode: "Resource",
+			Resources: []controlplane.AdapterResource{{GVR: v1.SchemeGroupVersion.WithResource("containersources")}}}},
+		{Name: "containersource-owned", Config: controlplane.AdapterConfig{AllNamespaces: true, Mode: "Resource",
+			Resources: []controlplane.AdapterResource{
+				{GVR: appsv1.SchemeGroupVersion.WithResource("deployments"), LabelSelector: ownerLabel},
+				{GVR: v1.SchemeGroupVersion.WithResource("sinkbindings")},
+			},
+			Owner: &controlplane.AdapterOwner{APIVersion: "sources.knative.dev/v1", Kind: "ContainerSource"}}},
+	},
+	PingSource: "containersource-resync",
+	Canary:     canary,
+}
+
+func prefixed(dir string, files ...string) []string {
+	for i, f := range files {
+		files[i] = dir + f
+	}
+	return files
+}
+
+// env is the running operator, with an admin client of eventing's kinds.
+var env struct {
+	*localenv.Env
+	sources versioned.Interface
+}
+
+func TestMain(m *testing.M) {
+	os.Exit(run(m))
+}
+
+func run(m *testing.M) int {
+	dir, err := os.MkdirTemp("", "containersource-e2e-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	e, err := localenv.Up(ctx, ContainerSource, localenv.Options{Dir: dir, Audit: true})
+	cancel()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "e2e: bringing the operator up:", err, "\nlogs in", dir)
+		return 1
+	}
+	env.Env, env.sources = e, versioned.NewForConfigOrDie(e.Config)
+	code := m.Run()
+	if err := env.Down(); err != nil {
+		fmt.Fprintln(os.Stderr, "e2e: stopping:", err)
+		code = 1
+	}
+	if code == 0 {
+		_ = os.RemoveAll(dir)
+	} else {
+		fmt.Fprintln(os.Stderr, "e2e: logs kept in", dir)
+	}
+	return code
+}
+
+// newSource is a ContainerSource running image, sending to a URI (so that
+// no Addressable need exist).
+func newSource(ns, name, image string) *v1.ContainerSource {
+	return &v1.ContainerSource{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+		Spec: v1.ContainerSourceSpec{
+			SourceSpec: duckv1.SourceSpec{Sink: duckv1.Destination{URI: apis.HTTP("sink.example.test")}},
+			Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "source", Image: image}}}},
+		},
+	}
+}
+
+// canary proves both adapters deliver: a canary ContainerSource's image
+// must reach its Deployment (the ContainerSource adapter), and a
+// hand-edited image must be reverted (the owned objects' adapter).
+func canary(ctx context.Context, e *localenv.Env) error {
+	sources := versioned.NewForConfigOrDie(e.Config).SourcesV1().ContainerSources(operatorNamespace)
+	deps := e.Kube.AppsV1().Deployments(operatorNamespace)
+	if _, err := sources.Create(ctx, newSource(operatorNamespace, "canary", "canary-0"), metav1.CreateOptions{}); err != nil && !apierrs.IsAlreadyExists(err) {
+		return err
+	}
+	want := "canary-0"
+	holds := func() bool {
+		d, err := deps.Get(ctx, "canary-deployment", metav1.GetOptions{})
+		return err == nil && d.Spec.Template.Spec.Containers[0].Image == want
+	}
+	if err := localenv.Repeat(ctx, func(i int) error {
+		want = "canary-" + strconv.Itoa(i+1)
+		_, err := sources.Patch(ctx, "canary", types.JSONPatchType,
+			[]byte(`[{"op":"replace","path":"/spec/template/spec/containers/0/image","value":"`+want+`"}]`), metav1.PatchOptions{})
+		return err
+	}, holds); err != nil {
+		return fmt.Errorf("the ContainerSource adapter delivers nothing: %w", err)
+	}
+	if err := localenv.Repeat(ctx, func(i int) error {
+		_, err := deps.Patch(ctx, "canary-deployment", types.JSONPatchType,
+			[]byte(`[{"op":"replace","path":"/spec/template/spec/containers/0/image","value":"hand-`+strconv.Itoa(i)+`"}]`), metav1.PatchOptions{})
+		return err
+	}, holds); err != nil {
+		return fmt.Errorf("the owned objects' adapter delivers nothing: %w", err)
+	}
+	return nil
+}
+
+func namespace(t *testing.T) string {
+	t.Helper()
+	return clustertest.Namespace(t, env.Kube, "cs-e2e-")
+}
+
+func eventually(t *testing.T, what string, cond func(context.Context) (bool, string)) {
+	t.Helper()
+	clustertest.Eventually(t, time.Minute, what, cond)
+}
