@@ -18,26 +18,35 @@ limitations under the License.
 // reconciler as a Knative Service that scales to zero: no informer, no
 // leader election, no ConfigMap watch; CloudEvents from ApiServerSource,
 // PingSource or a broker wake it, and each is answered once the keys it maps
-// to are reconciled. An operator's main is a call to Main:
+// to are reconciled. The reconciler reconciles owners; the objects an owner
+// controls (its owned objects) wake it when they change. An operator's main
+// is a call to Main, here Knative Eventing's ContainerSource reconciler's
+// (examples/containersource), which owns Deployments and SinkBindings:
 //
 //	func main() {
 //		serverless.Main(serverless.Operator{
-//			Name:   "foo-reconciler",
-//			Owner:  samplesv1alpha1.Kind("Foo"),
-//			Scheme: fooscheme.Scheme,
-//			New:    foo.New,
+//			Name:   "containersource-reconciler",
+//			Owner:  sourcesv1.Kind("ContainerSource"),
+//			Scheme: eventingscheme.Scheme,
+//			Resync: resync.Kinds{
+//				Owner: sourcesv1.SchemeGroupVersion.WithResource("containersources"),
+//				Owned: []resync.Owned{{Resource: appsv1.SchemeGroupVersion.WithResource("deployments"),
+//					OwnerLabel: "sources.knative.dev/containerSource"}},
+//			},
+//			New: containersource.New,
 //		})
 //	}
 //
 // Main parses the flags and environment, builds the logger, the API
 // clients (those the generated injection packages register) and the event
 // recorder, asks the operator for its Parts, and serves events until
-// SIGTERM, then drains: the events in flight are answered.
+// SIGTERM, then drains: the events in flight are answered. The operator's
+// reconciler is unchanged: Main wraps the clients it is given.
 //
 // Its subpackages are the parts, for an operator that wires itself:
 // receiver (events to keys to the workqueue), uncached (the generated lister
-// interfaces, answered by the API server), resync (which owners need work,
-// by listing), ownwrites (what the reconciler's clients write, recognised
+// interfaces, answered by the API server), resync (which owners need work:
+// the reconciler run over what a resync lists, its writes refused), ownwrites (what the reconciler's clients write, recognised
 // when its events come back), handoff (the objects believable events
 // carried, read in place of the API server's) and auth (only the event
 // sources' OIDC identities may send).

@@ -55,30 +55,13 @@ func run(m *testing.M) int {
 		fmt.Println("e2e: skipped in -short mode")
 		return 0
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	dir, err := os.MkdirTemp("", "foo-e2e-")
+	e, err := localenv.UpForTests(localenv.Foo)
 	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	e, err := localenv.Up(ctx, localenv.Foo, localenv.Options{Dir: dir, Audit: true})
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "e2e: bringing the operator up:", err, "\nlogs in", dir)
+		fmt.Fprintln(os.Stderr, "e2e:", err)
 		return 1
 	}
 	env.Env, env.Foos = e, versioned.NewForConfigOrDie(e.Config)
-	code := m.Run()
-	if err := env.Down(); err != nil {
-		fmt.Fprintln(os.Stderr, "e2e: stopping:", err)
-		code = 1
-	}
-	if code == 0 {
-		_ = os.RemoveAll(dir)
-	} else {
-		fmt.Fprintln(os.Stderr, "e2e: logs kept in", dir)
-	}
-	return code
+	return e.Finish(m.Run())
 }
 
 // namespace makes a namespace for one test and deletes it afterwards.

@@ -19,8 +19,6 @@ package e2e
 import (
 	"context"
 	"fmt"
-	"os"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -115,7 +113,7 @@ func burstSurvivesCrashes(t *testing.T, args ...string) {
 func TestResyncRestoresWhatTheAdapterDropped(t *testing.T) {
 	ns := namespace(t)
 	const n = 5
-	before := adapterDrops()
+	before := env.AdapterDrops()
 	if err := env.StopReconciler(); err != nil {
 		t.Fatal(err)
 	}
@@ -124,9 +122,9 @@ func TestResyncRestoresWhatTheAdapterDropped(t *testing.T) {
 	}
 	// The adapter retries each event for about 3 s, one event at a time.
 	err := wait.PollUntilContextTimeout(context.Background(), 100*time.Millisecond, 2*time.Minute, true,
-		func(context.Context) (bool, error) { return adapterDrops()-before >= n, nil })
+		func(context.Context) (bool, error) { return env.AdapterDrops()-before >= n, nil })
 	if err != nil {
-		t.Fatalf("the adapter dropped %d events, want %d", adapterDrops()-before, n)
+		t.Fatalf("the adapter dropped %d events, want %d", env.AdapterDrops()-before, n)
 	}
 	if err := env.StartReconciler(context.Background(), "--cold-start-resync=false"); err != nil {
 		t.Fatal(err)
@@ -147,14 +145,4 @@ func TestResyncRestoresWhatTheAdapterDropped(t *testing.T) {
 	if ok, msg := converged(context.Background(), ns, n); !ok {
 		t.Errorf("not converged when the resync was answered: %s", msg)
 	}
-}
-
-// adapterDrops counts the events the adapters gave up on, from their logs.
-func adapterDrops() int {
-	n := 0
-	for _, a := range env.Adapters {
-		b, _ := os.ReadFile(a.LogPath)
-		n += strings.Count(string(b), "failed to send cloudevent")
-	}
-	return n
 }

@@ -192,7 +192,7 @@ func TestStaleDeploymentEventAfterItsDeletion(t *testing.T) {
 	_, dep := convergedFoo(t, ns, "stale")
 
 	// The delete event is lost: nothing receives it.
-	before := adapterDrops()
+	before := env.AdapterDrops()
 	if err := env.StopReconciler(); err != nil {
 		t.Fatal(err)
 	}
@@ -206,7 +206,7 @@ func TestStaleDeploymentEventAfterItsDeletion(t *testing.T) {
 		t.Fatal(err)
 	}
 	eventually(t, "the adapter drops the delete event", func(context.Context) (bool, string) {
-		return adapterDrops() > before, fmt.Sprintf("%d drops", adapterDrops()-before)
+		return env.AdapterDrops() > before, fmt.Sprintf("%d drops", env.AdapterDrops()-before)
 	})
 	if err := env.StartReconciler(context.Background(), "--cold-start-resync=false"); err != nil {
 		t.Fatal(err)

@@ -31,12 +31,12 @@ import (
 // API client's (kn.k8s.client.*) that knative.dev/pkg emits. Attributes take
 // a bounded set of values: an event type that no source sends is "other".
 const (
-	metricEvents            = "serverless.events"
-	metricEventDuration     = "serverless.event.duration"
-	metricReconciles        = "serverless.reconciles"
-	metricResyncKeys        = "serverless.resync.keys"
-	metricResyncDuration    = "serverless.resync.duration"
-	metricColdStarts        = "serverless.cold_starts"
+	metricEvents         = "serverless.events"
+	metricEventDuration  = "serverless.event.duration"
+	metricReconciles     = "serverless.reconciles"
+	metricResyncKeys     = "serverless.resync.keys"
+	metricResyncDuration = "serverless.resync.duration"
+	metricColdStarts     = "serverless.cold_starts"
 )
 
 // Outcomes of an event (the outcome attribute of serverless.events).
@@ -51,12 +51,12 @@ const (
 
 // instruments records the receiver's metrics.
 type instruments struct {
-	events            metric.Int64Counter
-	eventDuration     metric.Float64Histogram
-	reconciles        metric.Int64Counter
-	resyncKeys        metric.Int64Histogram
-	resyncDuration    metric.Float64Histogram
-	coldStarts        metric.Int64Counter
+	events         metric.Int64Counter
+	eventDuration  metric.Float64Histogram
+	reconciles     metric.Int64Counter
+	resyncKeys     metric.Int64Histogram
+	resyncDuration metric.Float64Histogram
+	coldStarts     metric.Int64Counter
 }
 
 // newInstruments makes the instruments from mp, the global provider when nil.

@@ -20,5 +20,9 @@ limitations under the License.
 // woken by events and then scaled to zero needs.
 //
 // Errors keep the lister contract: a missing object is an API NotFound error
-// (apierrs.IsNotFound), exactly as a cache-backed lister reports it.
+// (apierrs.IsNotFound), exactly as a cache-backed lister reports it. The
+// lister interfaces take no context: reads use the one the Lister was made
+// with (New's), not the reconcile's, so a reconcile's deadline or
+// cancellation does not reach them; make Listers with a context that lives
+// as long as the reconciler.
 package uncached

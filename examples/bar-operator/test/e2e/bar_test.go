@@ -20,9 +20,7 @@ import (
 	"context"
 	"fmt"
 	"maps"
-	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -151,29 +149,19 @@ func TestNotOwned(t *testing.T) {
 func TestColdStartResync(t *testing.T) {
 	ctx := context.Background()
 	ns := namespace(t)
-	before := adapterDrops()
+	before := env.AdapterDrops()
 	if err := env.StopReconciler(); err != nil {
 		t.Fatal(err)
 	}
 	createBar(t, ns, "while-down", map[string]string{"k": "v"})
 	// The adapter retries an event for about 3 s, then drops it.
 	eventually(t, "the adapter dropped the Bar's event", func(context.Context) (bool, string) {
-		return adapterDrops() > before, "no drop in the adapters' logs"
+		return env.AdapterDrops() > before, "no drop in the adapters' logs"
 	})
 	if err := env.StartReconciler(ctx); err != nil {
 		t.Fatal(err)
 	}
 	published(t, ns, "while-down", map[string]string{"k": "v"})
-}
-
-// adapterDrops counts the events the adapters gave up on, from their logs.
-func adapterDrops() int {
-	n := 0
-	for _, a := range env.Adapters {
-		b, _ := os.ReadFile(a.LogPath)
-		n += strings.Count(string(b), "failed to send cloudevent")
-	}
-	return n
 }
 
 // The reconciler runs with exactly config/'s roles: it was refused nothing,

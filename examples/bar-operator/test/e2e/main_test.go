@@ -51,7 +51,7 @@ var Bar = localenv.Operator{
 	Name:      "bar-reconciler",
 	Main:      "./examples/bar-operator/cmd/bar-reconciler",
 	Namespace: operatorNamespace,
-	Manifests: prefixed("examples/bar-operator/config/", "100-namespace.yaml", "200-serviceaccounts.yaml", "200-clusterroles.yaml",
+	Manifests: localenv.Files("examples/bar-operator/config/", "100-namespace.yaml", "200-serviceaccounts.yaml", "200-clusterroles.yaml",
 		"200-roles.yaml", "201-clusterrolebindings.yaml", "201-rolebindings.yaml", "300-bar.yaml", "400-config-observability.yaml"),
 	CRDs:           []string{"crd/bars.example.frugal-operator.dev"},
 	SourcesAccount: "bar-sources",
@@ -66,13 +66,6 @@ var Bar = localenv.Operator{
 	Canary:     canary,
 }
 
-func prefixed(dir string, files ...string) []string {
-	for i, f := range files {
-		files[i] = dir + f
-	}
-	return files
-}
-
 // env is the running Bar operator, with an admin client of Bars.
 var env struct {
 	*localenv.Env
@@ -84,30 +77,13 @@ func TestMain(m *testing.M) {
 }
 
 func run(m *testing.M) int {
-	dir, err := os.MkdirTemp("", "bar-e2e-")
+	e, err := localenv.UpForTests(Bar)
 	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	e, err := localenv.Up(ctx, Bar, localenv.Options{Dir: dir, Audit: true})
-	cancel()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "e2e: bringing the operator up:", err, "\nlogs in", dir)
+		fmt.Fprintln(os.Stderr, "e2e:", err)
 		return 1
 	}
 	env.Env, env.bars = e, versioned.NewForConfigOrDie(e.Config)
-	code := m.Run()
-	if err := env.Down(); err != nil {
-		fmt.Fprintln(os.Stderr, "e2e: stopping:", err)
-		code = 1
-	}
-	if code == 0 {
-		_ = os.RemoveAll(dir)
-	} else {
-		fmt.Fprintln(os.Stderr, "e2e: logs kept in", dir)
-	}
-	return code
+	return e.Finish(m.Run())
 }
 
 // canary proves both adapters deliver: a canary Bar's data must reach its

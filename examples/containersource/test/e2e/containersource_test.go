@@ -19,7 +19,6 @@ package e2e
 import (
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -172,7 +171,7 @@ func TestThePingConverges(t *testing.T) {
 		eventually(t, name+" converged", func(ctx context.Context) (bool, string) { return converged(ctx, ns, name, "image-1", sink) })
 	}
 
-	before := adapterDrops()
+	before := env.AdapterDrops()
 	if err := env.StopReconciler(); err != nil {
 		t.Fatal(err)
 	}
@@ -184,7 +183,7 @@ func TestThePingConverges(t *testing.T) {
 	})
 	patch(t, ns, "missed", `[{"op":"replace","path":"/spec/template/spec/containers/0/image","value":"image-2"}]`)
 	eventually(t, "the adapter dropped the change's event", func(context.Context) (bool, string) {
-		return adapterDrops() > before, "no drop in the adapters' logs"
+		return env.AdapterDrops() > before, "no drop in the adapters' logs"
 	})
 	if err := env.StartReconciler(ctx, "--cold-start-resync=false"); err != nil {
 		t.Fatal(err)
@@ -217,16 +216,6 @@ func TestThePingConverges(t *testing.T) {
 }
 
 const reconcilerUser = "system:serviceaccount:" + operatorNamespace + ":" + containersource.AgentName
-
-// adapterDrops counts the events the adapters gave up on, from their logs.
-func adapterDrops() int {
-	n := 0
-	for _, a := range env.Adapters {
-		b, _ := os.ReadFile(a.LogPath)
-		n += strings.Count(string(b), "failed to send cloudevent")
-	}
-	return n
-}
 
 // The reconciler runs with exactly config/'s roles: it was refused nothing,
 // and used every rule it is granted (the tests above do all it does; this

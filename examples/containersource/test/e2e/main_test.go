@@ -59,7 +59,7 @@ var ContainerSource = localenv.Operator{
 	Name:      "containersource-reconciler",
 	Main:      "./examples/containersource/cmd/containersource-reconciler",
 	Namespace: operatorNamespace,
-	Manifests: prefixed("examples/containersource/config/", "100-namespace.yaml", "200-serviceaccounts.yaml",
+	Manifests: localenv.Files("examples/containersource/config/", "100-namespace.yaml", "200-serviceaccounts.yaml",
 		"200-clusterroles.yaml", "200-roles.yaml", "201-clusterrolebindings.yaml", "201-rolebindings.yaml",
 		"300-containersource.yaml", "300-sinkbinding.yaml", "400-config-observability.yaml"),
 	CRDs:           []string{"crd/containersources.sources.knative.dev", "crd/sinkbindings.sources.knative.dev"},
@@ -78,13 +78,6 @@ var ContainerSource = localenv.Operator{
 	Canary:     canary,
 }
 
-func prefixed(dir string, files ...string) []string {
-	for i, f := range files {
-		files[i] = dir + f
-	}
-	return files
-}
-
 // env is the running operator, with an admin client of eventing's kinds.
 var env struct {
 	*localenv.Env
@@ -96,30 +89,13 @@ func TestMain(m *testing.M) {
 }
 
 func run(m *testing.M) int {
-	dir, err := os.MkdirTemp("", "containersource-e2e-")
+	e, err := localenv.UpForTests(ContainerSource)
 	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	e, err := localenv.Up(ctx, ContainerSource, localenv.Options{Dir: dir, Audit: true})
-	cancel()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "e2e: bringing the operator up:", err, "\nlogs in", dir)
+		fmt.Fprintln(os.Stderr, "e2e:", err)
 		return 1
 	}
 	env.Env, env.sources = e, versioned.NewForConfigOrDie(e.Config)
-	code := m.Run()
-	if err := env.Down(); err != nil {
-		fmt.Fprintln(os.Stderr, "e2e: stopping:", err)
-		code = 1
-	}
-	if code == 0 {
-		_ = os.RemoveAll(dir)
-	} else {
-		fmt.Fprintln(os.Stderr, "e2e: logs kept in", dir)
-	}
-	return code
+	return e.Finish(m.Run())
 }
 
 // newSource is a ContainerSource running image, sending to a URI (so that
@@ -129,7 +105,7 @@ func newSource(ns, name, image string) *v1.ContainerSource {
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
 		Spec: v1.ContainerSourceSpec{
 			SourceSpec: duckv1.SourceSpec{Sink: duckv1.Destination{URI: apis.HTTP("sink.example.test")}},
-			Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "source", Image: image}}}},
+			Template:   corev1.PodTemplateSpec{Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "source", Image: image}}}},
 		},
 	}
 }

@@ -140,4 +140,3 @@ func TestResyncFindsWhatNeedsWork(t *testing.T) {
 		})
 	}
 }
-
