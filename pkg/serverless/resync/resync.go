@@ -24,8 +24,12 @@ import (
 	"net/http"
 	"net/url"
 	"path"
+	"runtime"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"go.uber.org/zap"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -63,6 +67,12 @@ type Owned struct {
 // PageSize is how many owners a resync holds at once.
 const PageSize = 500
 
+// ownedPageSize is the limit of a LIST of owned objects: above PageSize, so
+// that the owned objects of a page of owners that each own one come in one
+// LIST (at the limit, the API server answers with a continue token, and a
+// second, empty, page).
+const ownedPageSize = 4 * PageSize
+
 // Resync finds the owners whose reconcile would write, by running the
 // reconciler itself over what it lists, with its writes refused: no
 // predicate to restate what the reconcile would change, and none to drift
@@ -81,10 +91,18 @@ type Resync struct {
 	kinds  Kinds
 	client *http.Client
 	base   *url.URL
-	// One resync at a time: they share the snapshot and the reconciler.
-	mu         sync.Mutex
-	snap       *snapshot.Snapshot
+	// One resync at a time: they share the snapshot and the dry runs.
+	mu   sync.Mutex
+	snap *snapshot.Snapshot
+	// dry are the reconcilers of the dry runs, one a core: each reconciles
+	// an owner at a time.
+	dry []*dryRun
+}
+
+// dryRun is a reconciler over the snapshot, and the writes it tried.
+type dryRun struct {
 	reconciler controller.Reconciler
+	writes     atomic.Int64
 }
 
 // New returns the Resync of kinds through cfg. newReconciler returns the
@@ -102,28 +120,48 @@ func New(ctx context.Context, cfg *rest.Config, kinds Kinds, newReconciler func(
 		return nil, err
 	}
 	r := &Resync{kinds: kinds, client: client, base: base, snap: snapshot.New()}
+	ctx = logging.WithLogger(ctx, zap.NewNop().Sugar())
+	for range min(runtime.GOMAXPROCS(0), maxDryRuns) {
+		d, err := r.newDryRun(ctx, cfg, newReconciler)
+		if err != nil {
+			return nil, err
+		}
+		r.dry = append(r.dry, d)
+	}
+	return r, nil
+}
+
+// maxDryRuns bounds the dry runs at once.
+const maxDryRuns = 4
+
+// newDryRun returns a reconciler whose clients go through the snapshot.
+func (r *Resync) newDryRun(ctx context.Context, cfg *rest.Config, newReconciler func(ctx context.Context) controller.Reconciler) (*dryRun, error) {
+	d := &dryRun{}
 	dry := rest.CopyConfig(cfg)
 	// The snapshot answers JSON, and at once: no rate limit.
 	dry.ContentType, dry.AcceptContentTypes = "application/json", "application/json"
 	dry.QPS, dry.RateLimiter = -1, nil
-	dry.Wrap(r.snap.Over)
-	ctx = logging.WithLogger(ctx, zap.NewNop().Sugar())
+	used := false
+	dry.Wrap(func(rt http.RoundTripper) http.RoundTripper {
+		used = true
+		return r.snap.Over(rt, &d.writes)
+	})
 	for _, inject := range injection.Default.GetClients() {
 		ctx = inject(ctx, dry)
 	}
-	r.reconciler = newReconciler(controller.WithEventRecorder(ctx, &record.FakeRecorder{}))
-	if !r.snap.Used() {
+	d.reconciler = newReconciler(controller.WithEventRecorder(ctx, &record.FakeRecorder{}))
+	if !used {
 		return nil, fmt.Errorf("no injection client was made for the resync's dry runs")
 	}
 	// Promoted as controller.Impl promotes the served one without leader
 	// election: with no enqueue function, so that the generated reconciler
 	// lists nothing.
-	if la, ok := r.reconciler.(pkgreconciler.LeaderAware); ok {
+	if la, ok := d.reconciler.(pkgreconciler.LeaderAware); ok {
 		if err := la.Promote(pkgreconciler.UniversalBucket(), nil); err != nil {
 			return nil, err
 		}
 	}
-	return r, nil
+	return d, nil
 }
 
 // KeysNeedingWork returns the owners whose reconcile would write (work),
@@ -138,29 +176,60 @@ func (r *Resync) KeysNeedingWork(ctx context.Context) (work, refused []types.Nam
 	dryCtx := logging.WithLogger(ctx, zap.NewNop().Sugar())
 	cont := ""
 	for {
-		owners, next, err := r.list(ctx, r.kinds.Owner, "", "", cont)
+		owners, next, err := r.list(ctx, r.kinds.Owner, "", "", cont, PageSize)
 		if err != nil {
 			return nil, nil, fmt.Errorf("failed to list owners: %w", err)
 		}
 		if err := r.listOwned(ctx, owners); err != nil {
 			return nil, nil, err
 		}
-		for _, key := range owners {
-			before := r.snap.Writes()
-			err := r.reconciler.Reconcile(dryCtx, key.String())
-			switch {
-			case r.snap.Writes() > before, err != nil && !controller.IsPermanentError(err):
-				work = append(work, key)
-			case err != nil:
-				refused = append(refused, key)
-			}
-		}
+		w, rf := r.dryRuns(dryCtx, owners)
+		work, refused = append(work, w...), append(refused, rf...)
 		r.snap.Reset()
 		if next == "" {
+			sortKeys(work)
+			sortKeys(refused)
 			return work, refused, nil
 		}
 		cont = next
 	}
+}
+
+// dryRuns reconciles each owner over the snapshot, and returns those whose
+// reconcile tried to write or failed (work), and those refused with a
+// permanent error.
+func (r *Resync) dryRuns(ctx context.Context, owners []types.NamespacedName) (work, refused []types.NamespacedName) {
+	keys := make(chan types.NamespacedName)
+	var (
+		mu sync.Mutex
+		wg sync.WaitGroup
+	)
+	for _, d := range r.dry {
+		wg.Go(func() {
+			for key := range keys {
+				before := d.writes.Load()
+				err := d.reconciler.Reconcile(ctx, key.String())
+				mu.Lock()
+				switch {
+				case d.writes.Load() > before, err != nil && !controller.IsPermanentError(err):
+					work = append(work, key)
+				case err != nil:
+					refused = append(refused, key)
+				}
+				mu.Unlock()
+			}
+		})
+	}
+	for _, key := range owners {
+		keys <- key
+	}
+	close(keys)
+	wg.Wait()
+	return work, refused
+}
+
+func sortKeys(keys []types.NamespacedName) {
+	slices.SortFunc(keys, func(a, b types.NamespacedName) int { return strings.Compare(a.String(), b.String()) })
 }
 
 // listOwned puts in the snapshot the objects that owners own.
@@ -185,7 +254,7 @@ func (r *Resync) listOwned(ctx context.Context, owners []types.NamespacedName) e
 		}
 		sel := labels.NewSelector().Add(*req).String()
 		for cont := ""; ; {
-			_, next, err := r.list(ctx, owned.Resource, owned.OwnerLabel, sel, cont)
+			_, next, err := r.list(ctx, owned.Resource, owned.OwnerLabel, sel, cont, ownedPageSize)
 			if err != nil {
 				return fmt.Errorf("failed to list %s: %w", owned.Resource.Resource, err)
 			}
@@ -206,14 +275,14 @@ func (r *Resync) listOwned(ctx context.Context, owners []types.NamespacedName) e
 // list lists a page of resource (of every namespace; its objects labelled
 // with their owner's name by ownerLabel, if any) into the snapshot, and
 // returns the keys listed and the next page's continue token.
-func (r *Resync) list(ctx context.Context, resource schema.GroupVersionResource, ownerLabel, selector, cont string) ([]types.NamespacedName, string, error) {
+func (r *Resync) list(ctx context.Context, resource schema.GroupVersionResource, ownerLabel, selector, cont string, limit int) ([]types.NamespacedName, string, error) {
 	u := *r.base
 	if resource.Group == "" {
 		u.Path = path.Join(u.Path, "api", resource.Version, resource.Resource)
 	} else {
 		u.Path = path.Join(u.Path, "apis", resource.Group, resource.Version, resource.Resource)
 	}
-	q := url.Values{"limit": {fmt.Sprint(PageSize)}}
+	q := url.Values{"limit": {strconv.Itoa(limit)}}
 	if selector != "" {
 		q.Set("labelSelector", selector)
 	}

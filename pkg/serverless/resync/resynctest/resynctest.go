@@ -64,7 +64,7 @@ func APIServer(scheme *runtime.Scheme, objects ...runtime.Object) (*rest.Config,
 			return nil, err
 		}
 	}
-	return &rest.Config{Host: "http://api-server.test", Transport: s.Over(nil)}, nil
+	return &rest.Config{Host: "http://api-server.test", Transport: s.Over(nil, nil)}, nil
 }
 
 func resourceOf(scheme *runtime.Scheme, o runtime.Object) (schema.GroupVersionResource, error) {

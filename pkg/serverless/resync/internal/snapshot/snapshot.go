@@ -30,9 +30,9 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	apierrs "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/selection"
@@ -41,10 +41,8 @@ import (
 
 // Snapshot holds objects for the transports made Over it.
 type Snapshot struct {
-	mu     sync.Mutex
-	kinds  map[schema.GroupVersionResource]*kind
-	writes int
-	used   bool
+	mu    sync.RWMutex
+	kinds map[schema.GroupVersionResource]*kind
 }
 
 // kind is what the snapshot holds of one resource.
@@ -71,26 +69,17 @@ func New() *Snapshot {
 // Over returns an http.RoundTripper for JSON clients that answers GETs of
 // the objects s holds and the LISTs it can answer whole; every other read
 // goes to next, as it would without the snapshot. It refuses every write
-// (500) and counts it. With a nil next, s holds the whole cluster: every
-// read is answered from it (what it lacks is not found), which makes it an
-// API server for tests.
-func (s *Snapshot) Over(next http.RoundTripper) http.RoundTripper {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.used = true
-	return &front{s: s, next: next}
-}
-
-// Used tells whether a transport was made Over s.
-func (s *Snapshot) Used() bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.used
+// (500) and counts it in writes (if not nil). With a nil next, s holds the
+// whole cluster: every read is answered from it (what it lacks is not
+// found), which makes it an API server for tests.
+func (s *Snapshot) Over(next http.RoundTripper, writes *atomic.Int64) http.RoundTripper {
+	return &front{s: s, next: next, writes: writes}
 }
 
 type front struct {
-	s    *Snapshot
-	next http.RoundTripper
+	s      *Snapshot
+	next   http.RoundTripper
+	writes *atomic.Int64
 }
 
 // Reset forgets every object (not the writes counted).
@@ -98,13 +87,6 @@ func (s *Snapshot) Reset() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	clear(s.kinds)
-}
-
-// Writes returns how many writes were refused since the snapshot was made.
-func (s *Snapshot) Writes() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.writes
 }
 
 // Kind declares resource, whose objects are of kind gvk, labelled with their owner's name by ownerLabel ("" if not).
@@ -120,10 +102,15 @@ func (s *Snapshot) Kind(resource schema.GroupVersionResource, gvk schema.GroupVe
 // Add holds raw, a JSON object of resource (declared by Kind) as a LIST
 // returns it (with or without its apiVersion and kind), and returns its key.
 func (s *Snapshot) Add(resource schema.GroupVersionResource, raw []byte) (types.NamespacedName, error) {
+	// Only what the snapshot reads of it: decoding the whole ObjectMeta
+	// (its managed fields) costs more than the rest of a dry run's GET.
 	var o struct {
-		APIVersion string            `json:"apiVersion"`
-		Kind       string            `json:"kind"`
-		Metadata   metav1.ObjectMeta `json:"metadata"`
+		Kind     string `json:"kind"`
+		Metadata struct {
+			Namespace string            `json:"namespace"`
+			Name      string            `json:"name"`
+			Labels    map[string]string `json:"labels"`
+		} `json:"metadata"`
 	}
 	if err := json.Unmarshal(raw, &o); err != nil {
 		return types.NamespacedName{}, fmt.Errorf("a listed %s: %w", resource.Resource, err)
@@ -161,9 +148,9 @@ func (s *Snapshot) HoldsOwnedBy(resource schema.GroupVersionResource, owner type
 func (f *front) RoundTrip(req *http.Request) (*http.Response, error) {
 	s := f.s
 	if req.Method != http.MethodGet {
-		s.mu.Lock()
-		s.writes++
-		s.mu.Unlock()
+		if f.writes != nil {
+			f.writes.Add(1)
+		}
 		if req.Body != nil {
 			_ = req.Body.Close()
 		}
@@ -186,8 +173,8 @@ func (f *front) RoundTrip(req *http.Request) (*http.Response, error) {
 
 // read answers req if the snapshot can.
 func (s *Snapshot) read(req *http.Request, r request, whole bool) (*http.Response, bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.mu.RLock()
+	defer s.mu.RUnlock()
 	k := s.kinds[r.resource]
 	q := req.URL.Query()
 	if k == nil || r.subresource != "" || q.Get("watch") != "" || q.Get("fieldSelector") != "" {

@@ -19,6 +19,7 @@ package snapshot
 import (
 	"context"
 	"net/http"
+	"sync/atomic"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -52,7 +53,8 @@ func TestSnapshotAnswersWhatItHoldsAndRefusesWrites(t *testing.T) {
 	}
 	s.HoldsOwnedBy(configMaps, types.NamespacedName{Namespace: "ns", Name: "o1"})
 	next := &api{}
-	kc := kubernetes.NewForConfigOrDie(&rest.Config{Host: "http://api.test", Transport: s.Over(next),
+	var writes atomic.Int64
+	kc := kubernetes.NewForConfigOrDie(&rest.Config{Host: "http://api.test", Transport: s.Over(next, &writes),
 		ContentConfig: rest.ContentConfig{ContentType: "application/json"}})
 	cms, ctx := kc.CoreV1().ConfigMaps("ns"), context.Background()
 
@@ -78,8 +80,8 @@ func TestSnapshotAnswersWhatItHoldsAndRefusesWrites(t *testing.T) {
 	if err := cms.Delete(ctx, "a", metav1.DeleteOptions{}); err == nil {
 		t.Error("DELETE: accepted; want it refused")
 	}
-	if got := s.Writes(); got != 2 {
-		t.Errorf("Writes() = %d, want 2", got)
+	if got := writes.Load(); got != 2 {
+		t.Errorf("writes counted: %d, want 2", got)
 	}
 	if len(next.seen) != 5 {
 		t.Errorf("requests that reached the API server: %q; want the GET of c and the 4 LISTs", next.seen)
