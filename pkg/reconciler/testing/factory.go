@@ -18,62 +18,36 @@ package testing
 
 import (
 	"context"
-	"testing"
 
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/types"
 	ktesting "k8s.io/client-go/testing"
-	"k8s.io/client-go/tools/record"
 	fakekubeclient "knative.dev/pkg/client/injection/kube/client/fake"
 	"knative.dev/pkg/controller"
-	logtesting "knative.dev/pkg/logging/testing"
-	pkgreconciler "knative.dev/pkg/reconciler"
 	. "knative.dev/pkg/reconciler/testing" //nolint:revive,staticcheck // the TableTest vocabulary, as in knative's own tests
 
 	samplesv1alpha1 "github.com/frugal-operator/foo-operator/pkg/apis/samplecontroller/v1alpha1"
 	fakefooclient "github.com/frugal-operator/foo-operator/pkg/client/injection/client/fake"
+	"github.com/frugal-operator/foo-operator/pkg/serverless/reconcilertest"
 )
 
 // Ctor makes the reconciler under test from a context holding fake clients.
 type Ctor func(context.Context) controller.Reconciler
 
-// MakeFactory returns a TableTest factory: it seeds the fake Foo client with
-// the row's Foos and the fake kube client with everything else, builds the
-// reconciler with ctor, promotes it (the generated reconciler skips every key
-// until then) and installs the row's reactors on both clients.
+// MakeFactory returns a TableTest factory (reconcilertest.MakeFactory): the
+// fake Foo client holds the row's Foos, the fake kube client everything
+// else.
 func MakeFactory(ctor Ctor) Factory {
-	return func(t *testing.T, r *TableRow) (controller.Reconciler, ActionRecorderList, EventList) {
-		ctx := r.Ctx
-		if ctx == nil {
-			ctx = logtesting.TestContextWithLogger(t)
-		}
-		r.Ctx = ctx
-
-		var foos, kube []runtime.Object
-		for _, o := range r.Objects {
-			if _, ok := o.(*samplesv1alpha1.Foo); ok {
-				foos = append(foos, o)
-			} else {
-				kube = append(kube, o)
-			}
-		}
-		ctx, kubeClient := fakekubeclient.With(ctx, kube...)
-		ctx, fooClient := fakefooclient.With(ctx, foos...)
-		eventRecorder := record.NewFakeRecorder(10)
-		ctx = controller.WithEventRecorder(ctx, eventRecorder)
-
-		c := ctor(ctx)
-		if la, ok := c.(pkgreconciler.LeaderAware); ok {
-			if err := la.Promote(pkgreconciler.UniversalBucket(), func(pkgreconciler.Bucket, types.NamespacedName) {}); err != nil {
-				t.Fatal("Promote() =", err)
-			}
-		}
-		for _, reactor := range r.WithReactors {
-			kubeClient.PrependReactor("*", "*", reactor)
-			fooClient.PrependReactor("*", "*", reactor)
-		}
-		return c, ActionRecorderList{fooClient, kubeClient}, EventList{Recorder: eventRecorder}
-	}
+	return reconcilertest.MakeFactory(ctor,
+		reconcilertest.Fake{
+			Holds: func(o runtime.Object) bool { _, ok := o.(*samplesv1alpha1.Foo); return ok },
+			With: func(ctx context.Context, objects ...runtime.Object) (context.Context, ktesting.FakeClient) {
+				return fakefooclient.With(ctx, objects...)
+			},
+		},
+		reconcilertest.Fake{With: func(ctx context.Context, objects ...runtime.Object) (context.Context, ktesting.FakeClient) {
+			return fakekubeclient.With(ctx, objects...)
+		}},
+	)
 }
 
 // Reactor is the type of TableRow.WithReactors' elements, named here so that

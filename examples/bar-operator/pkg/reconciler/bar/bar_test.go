@@ -24,21 +24,17 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/types"
 	kubescheme "k8s.io/client-go/kubernetes/scheme"
 	clientgotesting "k8s.io/client-go/testing"
-	"k8s.io/client-go/tools/record"
 	"knative.dev/pkg/apis"
 	fakekubeclient "knative.dev/pkg/client/injection/kube/client/fake"
-	"knative.dev/pkg/controller"
-	logtesting "knative.dev/pkg/logging/testing"
-	pkgreconciler "knative.dev/pkg/reconciler"
 	. "knative.dev/pkg/reconciler/testing" //nolint:revive,staticcheck // TableTest vocabulary
 
 	examplev1alpha1 "github.com/frugal-operator/foo-operator/examples/bar-operator/pkg/apis/example/v1alpha1"
 	barscheme "github.com/frugal-operator/foo-operator/examples/bar-operator/pkg/client/clientset/versioned/scheme"
 	fakebarclient "github.com/frugal-operator/foo-operator/examples/bar-operator/pkg/client/injection/client/fake"
 	"github.com/frugal-operator/foo-operator/examples/bar-operator/pkg/reconciler/bar/resources"
+	"github.com/frugal-operator/foo-operator/pkg/serverless/reconcilertest"
 	"github.com/frugal-operator/foo-operator/pkg/serverless/resync"
 	"github.com/frugal-operator/foo-operator/pkg/serverless/resync/resynctest"
 )
@@ -89,39 +85,18 @@ func configMap(b *examplev1alpha1.Bar, edit ...func(*corev1.ConfigMap)) *corev1.
 	return cm
 }
 
-// makeFactory seeds the fake Bar client with the row's Bars and the fake
-// kube client with the rest, and promotes the reconciler.
-func makeFactory(t *testing.T, r *TableRow) (controller.Reconciler, ActionRecorderList, EventList) {
-	ctx := r.Ctx
-	if ctx == nil {
-		ctx = logtesting.TestContextWithLogger(t)
-	}
-	r.Ctx = ctx
-	var bars, kube []runtime.Object
-	for _, o := range r.Objects {
-		if _, ok := o.(*examplev1alpha1.Bar); ok {
-			bars = append(bars, o)
-		} else {
-			kube = append(kube, o)
-		}
-	}
-	ctx, kubeClient := fakekubeclient.With(ctx, kube...)
-	ctx, barClient := fakebarclient.With(ctx, bars...)
-	recorder := record.NewFakeRecorder(10)
-	ctx = controller.WithEventRecorder(ctx, recorder)
-	c := NewReconciler(ctx)
-	if err := c.(pkgreconciler.LeaderAware).Promote(pkgreconciler.UniversalBucket(), func(pkgreconciler.Bucket, types.NamespacedName) {}); err != nil {
-		t.Fatal("Promote() =", err)
-	}
-	for _, reactor := range r.WithReactors {
-		kubeClient.PrependReactor("*", "*", reactor)
-		barClient.PrependReactor("*", "*", reactor)
-	}
-	return c, ActionRecorderList{barClient, kubeClient}, EventList{Recorder: recorder}
-}
-
 func TestReconcile(t *testing.T) {
-	reconcileRows().Test(t, makeFactory)
+	reconcileRows().Test(t, reconcilertest.MakeFactory(NewReconciler,
+		reconcilertest.Fake{
+			Holds: func(o runtime.Object) bool { _, ok := o.(*examplev1alpha1.Bar); return ok },
+			With: func(ctx context.Context, objects ...runtime.Object) (context.Context, clientgotesting.FakeClient) {
+				return fakebarclient.With(ctx, objects...)
+			},
+		},
+		reconcilertest.Fake{With: func(ctx context.Context, objects ...runtime.Object) (context.Context, clientgotesting.FakeClient) {
+			return fakekubeclient.With(ctx, objects...)
+		}},
+	))
 }
 
 // reconcileRows are ReconcileKind's rows: TestReconcile runs them, and
