@@ -102,7 +102,7 @@ func main() {
 	wakeups := flag.Int("wakeups", 10, "wake-ups from zero to time")
 	n := flag.Int("n", 1000, "converged Foos of each kind during the idle window")
 	idle := flag.Duration("idle", time.Minute, "the idle window")
-	burst := flag.Int("burst", 1000, "Foos of each kind in the burst")
+	burst := flag.Int("burst", 1000, "Foos of each kind in the burst (0: no burst, and no switch to the broker wiring)")
 	out := flag.String("out", "", "folder for results.md and results.json")
 	flag.Parse()
 	if err := run(*wakeups, *n, *idle, *burst, *out); err != nil {
@@ -169,6 +169,9 @@ func run(wakeups, n int, idle time.Duration, burst int, out string) error {
 		return err
 	}
 
+	if burst == 0 {
+		return write(r, out) // no burst, and the wiring left as it is
+	}
 	logf("burst of %d classic Foos", burst)
 	if r.BurstCl, err = timeBurst(ctx, "burst-classic", burst, true); err != nil {
 		return err
@@ -556,8 +559,10 @@ func write(r results, out string) error {
 	fmt.Fprintf(&b, "| idle with N=%d Foos each, over %v: pod-seconds | %.0f (pods woken by the ping) | %.0f |\n", r.N, r.Idle, r.IdleOurs.PodSeconds, r.IdleClass.PodSeconds)
 	fmt.Fprintf(&b, "| idle: memory (working set) | %.1f MiB while a pod runs, else 0 | %.1f MiB |\n", r.IdleOurs.WorkingSetMi, r.IdleClass.WorkingSetMi)
 	fmt.Fprintf(&b, "| idle: CPU, mean over the window | %.1f millicores | %.1f millicores |\n", r.IdleOurs.CPUMillis, r.IdleClass.CPUMillis)
-	fmt.Fprintf(&b, "| burst of %d Foos to all converged | %v (through the Broker, from zero) | %v |\n",
-		r.Burst, r.BurstOurs.Round(time.Millisecond), r.BurstCl.Round(time.Millisecond))
+	if r.Burst > 0 {
+		fmt.Fprintf(&b, "| burst of %d Foos to all converged | %v (through the Broker, from zero) | %v |\n",
+			r.Burst, r.BurstOurs.Round(time.Millisecond), r.BurstCl.Round(time.Millisecond))
+	}
 	fmt.Fprintf(&b, "\nShared by every operator wired to them, not counted above: the two ApiServerSource adapters' pods, %.1f MiB and %.1f millicores idle (%d pods).\n",
 		r.Adapters.WorkingSetMi, r.Adapters.CPUMillis, r.Adapters.Pods)
 	fmt.Print(b.String())
