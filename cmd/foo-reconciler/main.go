@@ -33,7 +33,7 @@ func main() {
 		Owner:  samplesv1alpha1.Kind("Foo"),
 		Scheme: fooscheme.Scheme,
 		// Safe: see foo.NewReconciler.
-		HandOff: samplesv1alpha1.SchemeGroupVersion.WithResource("foos"),
+		HandOff: true,
 		Resync:  foo.Resync,
 		New:     foo.New,
 	})

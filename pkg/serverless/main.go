@@ -59,9 +59,8 @@ type Operator struct {
 	// Scheme knows the Owner's kind, for the Kubernetes events it records
 	// (a generated clientset's scheme package).
 	Scheme *runtime.Scheme
-	// HandOff, if set, is the Owner's resource (its group, version and
-	// plural): then the first read of an owner never reconciled, in the
-	// reconcile that its add event asks for, is answered with the object
+	// HandOff, if set, has the first read of an owner never reconciled, in the
+	// reconcile that its add event asks for, answered with the object
 	// that event carried instead of a GET, when the event may be believed
 	// for it (see receiver.Decoder.Handoff and package handoff). Set it only
 	// if the reconciler is safe with an owner that lags behind the API
@@ -69,7 +68,7 @@ type Operator struct {
 	// asks for, but reads the owner again before it changes anything that
 	// exists (the Foo reconciler: AlreadyExists, then a GET and a Conflict
 	// if the Foo changed).
-	HandOff schema.GroupVersionResource
+	HandOff bool
 	// Resync is what a resync lists to find the owners that need work (see
 	// package resync): the owners' resource, and the resources of the
 	// objects they own, labelled with their owner's name. It runs the
@@ -153,9 +152,9 @@ func Main(op Operator) {
 	// What the events of an authenticated in-order sender hand off (none
 	// without sender authentication), read by the clients' GETs.
 	var handoffs *handoff.Store
-	if !op.HandOff.Empty() {
+	if op.HandOff {
 		handoffs = handoff.New(handoff.DefaultMaxBytes)
-		cfg.Wrap(handoffs.Transport(op.HandOff))
+		cfg.Wrap(handoffs.Transport(op.Resync.Owner))
 	}
 	opts, err := set.options()
 	if err != nil {
