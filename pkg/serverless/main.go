@@ -33,6 +33,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
 	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/record"
@@ -46,6 +47,7 @@ import (
 	"github.com/frugal-operator/foo-operator/pkg/serverless/handoff"
 	"github.com/frugal-operator/foo-operator/pkg/serverless/ownwrites"
 	"github.com/frugal-operator/foo-operator/pkg/serverless/receiver"
+	"github.com/frugal-operator/foo-operator/pkg/serverless/requeue"
 	"github.com/frugal-operator/foo-operator/pkg/serverless/resync"
 )
 
@@ -125,6 +127,10 @@ type env struct {
 	OIDCAudience    string        `envconfig:"OIDC_AUDIENCE"`
 	OIDCSubjects    []string      `envconfig:"OIDC_SUBJECTS"`
 	OIDCDiscovery   string        `envconfig:"OIDC_DISCOVERY_BASE_URL"`
+	RequeueSchedule string        `envconfig:"REQUEUE_SCHEDULE"`
+	// KService is the Knative Service the process serves (Knative Serving
+	// sets it).
+	KService string `envconfig:"K_SERVICE"`
 }
 
 // Main runs op until SIGTERM or SIGINT, then drains; it exits the process
@@ -157,6 +163,10 @@ func Main(op Operator) {
 		cfg.Wrap(handoffs.Transport(op.Resync.Owner))
 	}
 	opts, err := set.options()
+	if err != nil {
+		log.Fatal(err)
+	}
+	later, err := set.requeueSchedule(resyncCfg, e.KService)
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -196,6 +206,9 @@ func Main(op Operator) {
 			return err
 		})
 	}
+	if later != nil {
+		g.Go(func() error { return later.Load(ctx) })
+	}
 	if err := g.Wait(); err != nil {
 		logger.Fatalw("Failed to start", zap.Error(err))
 	}
@@ -215,8 +228,20 @@ func Main(op Operator) {
 		logger.Fatalw("Failed to set up the resync", zap.Error(err))
 	}
 	decoder := &receiver.Decoder{Owner: op.Owner, Owned: parts.Owned, Settled: parts.Settled, OwnWrites: writes, SkipNoOp: true, Handoff: handoffs}
-	srv := receiver.New(partsCtx, parts.Reconciler, decoder, rs.KeysNeedingWork, *opts)
+	lister := rs.KeysNeedingWork
+	stopLater := func() {}
+	if later != nil {
+		// The keys due run with every resync; the schedule is written as the
+		// reconciles change it, the drain's included.
+		lister, opts.Later = later.Lister(lister), later
+		laterCtx, cancel := context.WithCancel(partsCtx)
+		done := make(chan struct{})
+		go func() { later.Run(laterCtx); close(done) }()
+		stopLater = func() { cancel(); <-done }
+	}
+	srv := receiver.New(partsCtx, parts.Reconciler, decoder, lister, *opts)
 	err = srv.Run(ctx, nil)
+	stopLater()
 	// The last metrics are exported before the process goes.
 	flushCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 	defer cancel()
@@ -235,6 +260,7 @@ type settings struct {
 	oidc                           *auth.Config
 	ack, logLevel, systemNamespace string
 	host                           string
+	requeue                        string
 }
 
 // registerFlags defines the flags on fs, defaulting to e's settings.
@@ -267,6 +293,12 @@ func registerFlags(fs *flag.FlagSet, e env, name string) *settings {
 	fs.DurationVar(&opts.ShutdownTimeout, "shutdown-timeout", 0, "Longest drain on SIGTERM (default: ack-deadline + 10s).")
 	fs.IntVar(&opts.MaxFailures, "max-failures", receiver.DefaultMaxFailures,
 		"Failed reconciles of a key an event sits through (they are retried with backoff) before it is answered 503.")
+	requeue := e.RequeueSchedule
+	if requeue == "" && e.KService != "" {
+		requeue = e.KService + "-requeue"
+	}
+	fs.StringVar(&set.requeue, "requeue-schedule", requeue,
+		"PingSource, in the system namespace, that keeps the keys a reconcile asked to run again later and pings the Knative Service (K_SERVICE) when they are due; none: only the workqueue requeues them, while the process lives (env REQUEUE_SCHEDULE; default <K_SERVICE>-requeue in a Knative Service, else none).")
 	fs.BoolVar(&opts.ColdStartResync, "cold-start-resync", e.ColdStartResync,
 		"Reconcile the owners that need work when the process starts (env COLD_START_RESYNC).")
 	return set
@@ -279,6 +311,22 @@ func (s *settings) options() (*receiver.Options, error) {
 		s.opts.Address = net.JoinHostPort(s.host, strconv.Itoa(s.opts.Port))
 	}
 	return s.opts, setAck(s.opts, s.ack)
+}
+
+// requeueSchedule returns the requeue schedule the flags ask for, if any,
+// read and written with cfg, pinging the Knative Service kservice.
+func (s *settings) requeueSchedule(cfg *rest.Config, kservice string) (*requeue.Schedule, error) {
+	if s.requeue == "" || s.requeue == "none" {
+		return nil, nil
+	}
+	if kservice == "" || s.systemNamespace == "" {
+		return nil, fmt.Errorf("--requeue-schedule %s needs K_SERVICE (the Knative Service it pings) and --system-namespace (where it is kept)", s.requeue)
+	}
+	client, err := dynamic.NewForConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return requeue.New(client.Resource(requeue.Resource).Namespace(s.systemNamespace), s.requeue, kservice), nil
 }
 
 // setAck sets opts' acknowledgement mode.

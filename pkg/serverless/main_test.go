@@ -24,6 +24,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/kelseyhightower/envconfig"
+	"k8s.io/client-go/rest"
 
 	"github.com/frugal-operator/foo-operator/pkg/serverless/auth"
 	"github.com/frugal-operator/foo-operator/pkg/serverless/receiver"
@@ -118,5 +119,48 @@ func TestBadEnvironmentIsAnError(t *testing.T) {
 	var e env
 	if err := envconfig.Process("", &e); err == nil {
 		t.Error("envconfig.Process() = nil, want an error for ACK_DEADLINE=soon")
+	}
+}
+
+func TestRequeueSchedule(t *testing.T) {
+	cfg := &rest.Config{Host: "https://127.0.0.1:1"}
+	for _, tc := range []struct {
+		name    string
+		env     map[string]string
+		args    []string
+		want    string // the PingSource, "" none
+		wantErr bool
+	}{
+		{name: "not in a Knative Service: none"},
+		{name: "in a Knative Service", env: map[string]string{"K_SERVICE": "svc", "SYSTEM_NAMESPACE": "sys"}, want: "svc-requeue"},
+		{name: "named by the environment", env: map[string]string{"K_SERVICE": "svc", "SYSTEM_NAMESPACE": "sys", "REQUEUE_SCHEDULE": "later"}, want: "later"},
+		{name: "turned off", env: map[string]string{"K_SERVICE": "svc", "SYSTEM_NAMESPACE": "sys"}, args: []string{"--requeue-schedule=none"}},
+		{name: "no namespace to keep it in", env: map[string]string{"K_SERVICE": "svc"}, wantErr: true},
+		{name: "no Service to ping", env: map[string]string{"SYSTEM_NAMESPACE": "sys"}, args: []string{"--requeue-schedule=later"}, wantErr: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			for _, k := range []string{"K_SERVICE", "SYSTEM_NAMESPACE", "REQUEUE_SCHEDULE"} {
+				t.Setenv(k, tc.env[k])
+			}
+			var e env
+			if err := envconfig.Process("", &e); err != nil {
+				t.Fatal(err)
+			}
+			fs := flag.NewFlagSet("test", flag.ContinueOnError)
+			set := registerFlags(fs, e, "op")
+			if err := fs.Parse(tc.args); err != nil {
+				t.Fatal(err)
+			}
+			s, err := set.requeueSchedule(cfg, e.KService)
+			if (err != nil) != tc.wantErr {
+				t.Fatalf("requeueSchedule() = %v, want an error: %v", err, tc.wantErr)
+			}
+			if got := set.requeue; err == nil && (s == nil) != (tc.want == "") {
+				t.Errorf("schedule %v for --requeue-schedule=%q, want %q", s, got, tc.want)
+			}
+			if tc.want != "" && set.requeue != tc.want {
+				t.Errorf("--requeue-schedule = %q, want %q", set.requeue, tc.want)
+			}
+		})
 	}
 }

@@ -20,6 +20,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -72,8 +73,11 @@ func (r *Reconciler) ReconcileKind(ctx context.Context, foo *samplesv1alpha1.Foo
 		logging.FromContext(ctx).Infow("Created deployment", "deployment", desired.Name)
 		event = newDeploymentCreated(desired.Name)
 	case !metav1.IsControlledBy(d, foo):
+		// Nothing reports that a foreign Deployment is gone: the Foo is
+		// tried again, later and later (see retryRefused).
 		foo.Status.MarkDeploymentNotOwned(desired.Name)
-		return controller.NewPermanentError(newDeploymentNotOwned(desired.Name))
+		recordDeploymentNotOwned(ctx, foo, desired.Name)
+		return controller.NewRequeueAfter(retryRefused(foo, time.Now()))
 	default:
 		if update, changed := converge(d, desired); changed {
 			d, err = r.kubeclient.AppsV1().Deployments(foo.Namespace).Update(ctx, update, metav1.UpdateOptions{})
@@ -87,6 +91,26 @@ func (r *Reconciler) ReconcileKind(ctx context.Context, foo *samplesv1alpha1.Foo
 
 	foo.Status.PropagateDeploymentStatus(d)
 	return event
+}
+
+// Bounds of the delay before a Foo refused its Deployment's name is tried
+// again: as long as it has been refused, within these.
+const (
+	RefusedRetryMin = time.Minute
+	RefusedRetryMax = time.Hour
+)
+
+// retryRefused returns when to try a Foo refused its Deployment's name
+// again: after as long as it has been refused (a doubling backoff that needs
+// no state but the condition's transition time), within RefusedRetryMin and
+// RefusedRetryMax. The library runs it then even if the reconciler scaled
+// to zero meanwhile (serverless's requeue schedule).
+func retryRefused(foo *samplesv1alpha1.Foo, now time.Time) time.Duration {
+	refused := time.Duration(0)
+	if c := foo.Status.GetCondition(samplesv1alpha1.FooConditionDeploymentReady); c != nil && !c.LastTransitionTime.Inner.IsZero() {
+		refused = now.Sub(c.LastTransitionTime.Inner.Time)
+	}
+	return min(max(refused, RefusedRetryMin), RefusedRetryMax)
 }
 
 // getOrCreate returns the Foo's Deployment, creating desired if there is
@@ -207,9 +231,11 @@ func newDeploymentUpdated(name string) pkgreconciler.Event {
 	return pkgreconciler.NewEvent(corev1.EventTypeNormal, "DeploymentUpdated", "Updated deployment %q", name)
 }
 
-// newDeploymentNotOwned is the classic sample-controller's ErrResourceExists event.
-func newDeploymentNotOwned(name string) pkgreconciler.Event {
-	return pkgreconciler.NewEvent(corev1.EventTypeWarning, "ErrResourceExists",
+// recordDeploymentNotOwned records the classic sample-controller's
+// ErrResourceExists event: a requeue is not an event the generated
+// reconciler records.
+func recordDeploymentNotOwned(ctx context.Context, foo *samplesv1alpha1.Foo, name string) {
+	controller.GetEventRecorder(ctx).Eventf(foo, corev1.EventTypeWarning, "ErrResourceExists",
 		"Resource %q already exists and is not managed by Foo", name)
 }
 

@@ -20,6 +20,7 @@ import (
 	"context"
 	"errors"
 	"testing"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -27,6 +28,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgotesting "k8s.io/client-go/testing"
+	"k8s.io/client-go/tools/record"
+	"knative.dev/pkg/apis"
 	fakekubeclient "knative.dev/pkg/client/injection/kube/client/fake"
 	"knative.dev/pkg/controller"
 	"knative.dev/pkg/ptr"
@@ -512,16 +515,11 @@ func withNewGenerationUnknown(f *samplesv1alpha1.Foo) {
 }
 
 func TestReconcileKindPermanentErrors(t *testing.T) {
-	foo := NewFoo(fooName, ns, WithDeploymentName(depName), WithObservedGeneration)
 	tests := []struct {
 		name    string
 		foo     *samplesv1alpha1.Foo
 		objects []runtime.Object
 	}{{
-		name:    "deployment not owned",
-		foo:     foo,
-		objects: []runtime.Object{Deployment(resources.MakeDeployment(foo), WithoutOwner)},
-	}, {
 		name: "invalid spec",
 		foo:  NewFoo(fooName, ns, WithDeploymentName("Not_A_Name")),
 	}}
@@ -536,5 +534,41 @@ func TestReconcileKindPermanentErrors(t *testing.T) {
 				t.Errorf("ReconcileKind() made %d requests, want only the read: %v", got, kc.Actions())
 			}
 		})
+	}
+}
+
+// A Foo refused its Deployment's name asks to be tried again later (nothing
+// reports that the foreign Deployment is gone), as long after as it has
+// been refused, within bounds; the classic's Warning is recorded each time.
+func TestARefusedFooIsTriedAgainLater(t *testing.T) {
+	foo := NewFoo(fooName, ns, WithDeploymentName(depName), WithObservedGeneration)
+	ctx, kc := fakekubeclient.With(context.Background(), Deployment(resources.MakeDeployment(foo), WithoutOwner))
+	recorder := record.NewFakeRecorder(1)
+	ctx = controller.WithEventRecorder(ctx, recorder)
+	r := &Reconciler{kubeclient: kc}
+	err := r.ReconcileKind(ctx, foo.DeepCopy())
+	if ok, after := controller.IsRequeueKey(err); !ok || after != RefusedRetryMin {
+		t.Errorf("ReconcileKind() = %v, want a requeue after %v", err, RefusedRetryMin)
+	}
+	if got := len(kc.Actions()); got != 1 {
+		t.Errorf("ReconcileKind() made %d requests, want only the read: %v", got, kc.Actions())
+	}
+	if got, want := <-recorder.Events, `Warning ErrResourceExists Resource "`+depName+`" already exists and is not managed by Foo`; got != want {
+		t.Errorf("event %q, want %q", got, want)
+	}
+
+	now := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
+	for _, tc := range []struct {
+		refused time.Duration // ago
+		want    time.Duration
+	}{{0, RefusedRetryMin}, {10 * time.Second, RefusedRetryMin}, {10 * time.Minute, 10 * time.Minute}, {5 * time.Hour, RefusedRetryMax}} {
+		f := foo.DeepCopy()
+		f.Status.MarkDeploymentNotOwned(depName)
+		for i := range f.Status.Conditions {
+			f.Status.Conditions[i].LastTransitionTime = apis.VolatileTime{Inner: metav1.NewTime(now.Add(-tc.refused))}
+		}
+		if got := retryRefused(f, now); got != tc.want {
+			t.Errorf("refused %v ago: tried again after %v, want %v", tc.refused, got, tc.want)
+		}
 	}
 }

@@ -39,6 +39,8 @@ type outcomes struct {
 
 	// metrics records each reconcile (nil: nowhere).
 	metrics *instruments
+	// later learns each reconcile's outcome (nil: nobody).
+	later Later
 
 	mu   sync.Mutex
 	keys map[string]*keyState
@@ -79,6 +81,9 @@ func (t *outcomes) Reconcile(ctx context.Context, key string) error {
 	err := t.inner.Reconcile(ctx, key)
 	if t.metrics != nil {
 		t.metrics.reconcile(ctx, err)
+	}
+	if t.later != nil {
+		t.later.Reconciled(key, err)
 	}
 	t.finish(key, seq, err)
 	return err

@@ -106,6 +106,15 @@ type Options struct {
 	// enqueues the keys (in the slow lane, behind events): the adapter sends
 	// nothing for changes made while no reconciler ran.
 	ColdStartResync bool
+	// Later, if set, learns the outcome of every reconcile of a key, so that
+	// a key that asked to be run again later (controller.NewRequeueAfter) is
+	// run then even if the process is gone by then (see package requeue).
+	Later Later
+}
+
+// Later keeps the keys that a reconcile asked to be run again later.
+type Later interface {
+	Reconciled(key string, err error)
 }
 
 func (o Options) withDefaults() Options {
@@ -196,7 +205,7 @@ func New(ctx context.Context, rec controller.Reconciler, decoder *Decoder, resyn
 	opts = opts.withDefaults()
 	metrics := newInstruments(opts.MeterProvider)
 	o := newOutcomes(rec, opts.MaxFailures)
-	o.metrics = metrics
+	o.metrics, o.later = metrics, opts.Later
 	impl := controller.NewContext(ctx, o, controller.ControllerOptions{
 		WorkQueueName: opts.Name,
 		Logger:        logging.FromContext(ctx),

@@ -718,3 +718,48 @@ func TestOnlyAnInOrderSendersObjectIsHandedOff(t *testing.T) {
 		}
 	}
 }
+
+// laterKeys records what Options.Later learns.
+type laterKeys struct {
+	mu   sync.Mutex
+	errs map[string][]error
+}
+
+func (l *laterKeys) Reconciled(key string, err error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.errs[key] = append(l.errs[key], err)
+}
+
+// Every reconcile's outcome reaches Options.Later; a requeue after a delay is
+// an answer (200), and the workqueue runs the key again after it too.
+func TestLaterLearnsEveryReconcilesOutcome(t *testing.T) {
+	requeue := controller.NewRequeueAfter(10 * time.Millisecond)
+	rec := newFakeReconciler(func(_ context.Context, key string) error {
+		if key == "ns/a" {
+			return requeue
+		}
+		return nil
+	})
+	later := &laterKeys{errs: map[string][]error{}}
+	ts := startServer(t, rec, Options{Later: later})
+	if r := send(t, ts.url, fooResourceEvent("add", "ns", "a"), false); r.code != http.StatusOK {
+		t.Fatalf("answer %d %s, want 200", r.code, r.body)
+	}
+	if r := send(t, ts.url, fooResourceEvent("add", "ns", "b"), false); r.code != http.StatusOK {
+		t.Fatalf("answer %d %s, want 200", r.code, r.body)
+	}
+	if err := wait.PollUntilContextTimeout(context.Background(), time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
+		return rec.callsOf("ns/a") >= 2, nil
+	}); err != nil {
+		t.Fatalf("ns/a reconciled %d times, want a second time after its delay", rec.callsOf("ns/a"))
+	}
+	later.mu.Lock()
+	defer later.mu.Unlock()
+	if got := later.errs["ns/a"]; len(got) < 2 || got[0] != requeue {
+		t.Errorf("Later learned %v of ns/a, want the requeue of each reconcile", got)
+	}
+	if got := later.errs["ns/b"]; len(got) != 1 || got[0] != nil {
+		t.Errorf("Later learned %v of ns/b, want one success", got)
+	}
+}

@@ -165,9 +165,9 @@ func (r *Resync) newDryRun(ctx context.Context, cfg *rest.Config, newReconciler 
 }
 
 // KeysNeedingWork returns the owners whose reconcile would write (work),
-// and those whose reconcile ends in a permanent error without writing
-// (refused: a reconcile changes nothing for them until something else
-// changes, a name another owner frees, say). The keys of work are to be
+// and those whose reconcile ends in a permanent error or a requeue without
+// writing (refused: a reconcile changes nothing for them until something
+// else changes, a name another owner frees, say, or until their time). The keys of work are to be
 // reconciled from fresh reads.
 func (r *Resync) KeysNeedingWork(ctx context.Context) (work, refused []types.NamespacedName, err error) {
 	r.mu.Lock()
@@ -197,7 +197,7 @@ func (r *Resync) KeysNeedingWork(ctx context.Context) (work, refused []types.Nam
 
 // dryRuns reconciles each owner over the snapshot, and returns those whose
 // reconcile tried to write or failed (work), and those refused with a
-// permanent error.
+// permanent error or a requeue.
 func (r *Resync) dryRuns(ctx context.Context, owners []types.NamespacedName) (work, refused []types.NamespacedName) {
 	keys := make(chan types.NamespacedName)
 	var (
@@ -211,7 +211,7 @@ func (r *Resync) dryRuns(ctx context.Context, owners []types.NamespacedName) (wo
 				err := d.reconciler.Reconcile(ctx, key.String())
 				mu.Lock()
 				switch {
-				case d.writes.Load() > before, err != nil && !controller.IsPermanentError(err):
+				case d.writes.Load() > before, err != nil && !changesNothing(err):
 					work = append(work, key)
 				case err != nil:
 					refused = append(refused, key)
@@ -330,4 +330,12 @@ func (r *Resync) list(ctx context.Context, resource schema.GroupVersionResource,
 		keys = append(keys, key)
 	}
 	return keys, page.Metadata.Continue, nil
+}
+
+// changesNothing tells whether a reconcile that wrote nothing and failed so
+// changes nothing until something else does: a permanent error, or a
+// requeue (the requeue schedule runs the key again at its time).
+func changesNothing(err error) bool {
+	requeue, _ := controller.IsRequeueKey(err)
+	return requeue || controller.IsPermanentError(err)
 }

@@ -25,6 +25,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	appsv1 "k8s.io/api/apps/v1"
@@ -47,10 +48,17 @@ import (
 // for a Deployment of data["replicas"] replicas, labelled "owner" with the
 // owner's name. The reconciler reads the owner, then its Deployment; it
 // creates a missing one, updates a drifted one, and refuses a foreign one
-// (not labelled as the owner's) with a permanent error.
+// (not labelled as the owner's) with a permanent error. One whose
+// data["later"] is set asks to be run again in a minute.
 func owner(ns, name, deployment string, replicas int) *corev1.ConfigMap {
 	return &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
 		Data: map[string]string{"deployment": deployment, "replicas": strconv.Itoa(replicas)}}
+}
+
+// later marks o as asking to be run again later.
+func later(o *corev1.ConfigMap) *corev1.ConfigMap {
+	o.Data["later"] = "true"
+	return o
 }
 
 func owned(ns, name, owner string, replicas int32) *appsv1.Deployment {
@@ -76,6 +84,9 @@ func (r reconciler) Reconcile(ctx context.Context, key string) error {
 	o, err := kc.CoreV1().ConfigMaps(ns).Get(ctx, name, metav1.GetOptions{})
 	if err != nil {
 		return err
+	}
+	if o.Data["later"] != "" {
+		return controller.NewRequeueAfter(time.Minute)
 	}
 	replicas, _ := strconv.Atoi(o.Data["replicas"])
 	deployments := kc.AppsV1().Deployments(ns)
@@ -133,6 +144,7 @@ func TestKeysNeedingWork(t *testing.T) {
 		owner("ns", "drifted", "b", 2), owned("ns", "b", "drifted", 1),
 		owner("ns", "missing", "c", 1),
 		owner("ns", "refused", "d", 1), owned("ns", "d", "", 1),
+		later(owner("ns", "later", "e", 1)),
 		// Same names, another namespace: not the owners' of ns.
 		owner("other", "converged", "a", 1), owned("other", "a", "converged", 1), owned("other", "c", "missing", 1),
 	)
@@ -151,7 +163,7 @@ func TestKeysNeedingWork(t *testing.T) {
 	if diff := cmp.Diff([]types.NamespacedName{{Namespace: "ns", Name: "drifted"}, {Namespace: "ns", Name: "missing"}}, sort(work)); diff != "" {
 		t.Error("work (-want, +got):", diff)
 	}
-	if diff := cmp.Diff([]types.NamespacedName{{Namespace: "ns", Name: "refused"}}, refused); diff != "" {
+	if diff := cmp.Diff([]types.NamespacedName{{Namespace: "ns", Name: "later"}, {Namespace: "ns", Name: "refused"}}, refused); diff != "" {
 		t.Error("refused (-want, +got):", diff)
 	}
 	// The lists, and the reads the lists could not answer: the missing

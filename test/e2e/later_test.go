@@ -1,0 +1,164 @@
+/*
+Copyright The Foo Operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"testing"
+	"time"
+
+	apierrs "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/dynamic"
+
+	"github.com/frugal-operator/foo-operator/pkg/reconciler/foo"
+	"github.com/frugal-operator/foo-operator/pkg/serverless/requeue"
+	"github.com/frugal-operator/foo-operator/test/localenv"
+)
+
+// The requeue schedule: the PingSource in which the library keeps the keys
+// a reconcile asked to run again later (<K_SERVICE>-requeue).
+const schedule = foo.AgentName + "-requeue"
+
+// A Foo refused its Deployment's name asks to be run again later, and that
+// outlives the process: the key is kept in the requeue schedule, a cold
+// start runs the keys due (a refused Foo's dry run alone would not), and
+// once no key is left the schedule is deleted. No PingSource adapter runs
+// here: the time is made to pass by hand, and the pings are sent.
+func TestARequeueOutlivesTheReconciler(t *testing.T) {
+	ctx := context.Background()
+	pingsources := dynamic.NewForConfigOrDie(env.Config).Resource(requeue.Resource).Namespace(localenv.Namespace)
+	ns := namespace(t)
+	t.Cleanup(func() {
+		if env.Reconciler() == nil {
+			if err := env.StartReconciler(context.Background()); err != nil {
+				t.Error(err)
+			}
+		}
+	})
+	// keys returns the schedule's keys of ns, with their times (nil: there
+	// is no schedule).
+	keys := func(ctx context.Context) (map[string]time.Time, error) {
+		u, err := pingsources.Get(ctx, schedule, metav1.GetOptions{})
+		if err != nil {
+			return nil, err
+		}
+		var all map[string]time.Time
+		if err := json.Unmarshal([]byte(u.GetAnnotations()[requeue.Annotation]), &all); err != nil {
+			return nil, err
+		}
+		mine := map[string]time.Time{}
+		for k, at := range all {
+			if len(k) > len(ns) && k[:len(ns)+1] == ns+"/" {
+				mine[k] = at
+			}
+		}
+		return mine, nil
+	}
+	// pass makes every key of the schedule due, as the time passing would.
+	pass := func(ctx context.Context) error {
+		u, err := pingsources.Get(ctx, schedule, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		var all map[string]time.Time
+		if err := json.Unmarshal([]byte(u.GetAnnotations()[requeue.Annotation]), &all); err != nil {
+			return err
+		}
+		for k := range all {
+			all[k] = time.Now().Add(-time.Hour).UTC()
+		}
+		b, _ := json.Marshal(all)
+		patch, _ := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]string{requeue.Annotation: string(b)}}})
+		_, err = pingsources.Patch(ctx, schedule, types.MergePatchType, patch, metav1.PatchOptions{})
+		return err
+	}
+
+	start := time.Now()
+	for _, name := range []string{"one", "two"} {
+		if _, err := env.Kube.AppsV1().Deployments(ns).Create(ctx, foreignDeployment(ns, "foreign-"+name), metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		createFoo(t, newFoo(ns, name, "foreign-"+name, 1))
+		waitRefused(t, ns, name)
+	}
+	eventually(t, "both refused Foos scheduled about "+foo.RefusedRetryMin.String()+" later", func(ctx context.Context) (bool, string) {
+		got, err := keys(ctx)
+		if err != nil {
+			return false, err.Error()
+		}
+		for _, name := range []string{"one", "two"} {
+			at, ok := got[ns+"/"+name]
+			if !ok || at.Before(start.Add(foo.RefusedRetryMin-time.Second)) || at.After(time.Now().Add(foo.RefusedRetryMin)) {
+				return false, fmt.Sprintf("scheduled %v", got)
+			}
+		}
+		return true, ""
+	})
+
+	// Gone, as at zero; the time passes; a cold start runs the keys due:
+	// still refused, they are scheduled again.
+	if err := env.StopReconciler(); err != nil {
+		t.Fatal(err)
+	}
+	if err := pass(ctx); err != nil {
+		t.Fatal(err)
+	}
+	restart := time.Now()
+	if err := env.StartReconciler(ctx); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the cold start ran both keys due, and scheduled them again", func(ctx context.Context) (bool, string) {
+		got, err := keys(ctx)
+		if err != nil {
+			return false, err.Error()
+		}
+		for _, name := range []string{"one", "two"} {
+			if at, ok := got[ns+"/"+name]; !ok || at.Before(restart) {
+				return false, fmt.Sprintf("scheduled %v", got)
+			}
+		}
+		return true, ""
+	})
+
+	// Freed, and the time passes: the ping runs them; done with, they leave
+	// the schedule, and the schedule goes with its last key (those of
+	// earlier tests, whose namespaces are gone, are done with too).
+	for _, name := range []string{"one", "two"} {
+		if err := env.Kube.AppsV1().Deployments(ns).Delete(ctx, "foreign-"+name, metav1.DeleteOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	eventually(t, "no key left, the schedule deleted", func(ctx context.Context) (bool, string) {
+		if err := pass(ctx); apierrs.IsNotFound(err) {
+			return true, ""
+		} else if err != nil {
+			return false, err.Error()
+		}
+		if code, err := env.Resync(ctx); err != nil || code != 200 {
+			return false, fmt.Sprintf("ping answered %d, %v", code, err)
+		}
+		got, err := keys(ctx)
+		return false, fmt.Sprintf("scheduled %v, %v", got, err)
+	})
+	for _, name := range []string{"one", "two"} {
+		convergedFoo(t, ns, name)
+	}
+}
