@@ -277,7 +277,7 @@ func runN(ctx context.Context, cfg Config, n int) ([]Result, error) {
 	log("N=%d: populated in %.1fs", n, time.Since(start).Seconds())
 
 	if cfg.SenderAuth {
-		if err := localenv.OIDCIdentities(ctx, r.kube, localenv.FoosIdentity, localenv.FooDeploymentsIdentity, localenv.ResyncIdentity); err != nil {
+		if err := localenv.OIDCIdentities(ctx, r.kube, localenv.FoosIdentity, localenv.ResyncIdentity); err != nil {
 			return nil, err
 		}
 	}
@@ -286,11 +286,7 @@ func runN(ctx context.Context, cfg Config, n int) ([]Result, error) {
 		name, identity string
 		cfg            controlplane.AdapterConfig
 	}{
-		{"foos", localenv.FoosIdentity, controlplane.AdapterConfig{AllNamespaces: true, Mode: "Resource",
-			Resources: []controlplane.AdapterResource{{GVR: samplesv1alpha1.SchemeGroupVersion.WithResource("foos")}}}},
-		{"foo-deployments", localenv.FooDeploymentsIdentity, controlplane.AdapterConfig{AllNamespaces: true, Mode: "Resource",
-			Resources: []controlplane.AdapterResource{{GVR: appsv1.SchemeGroupVersion.WithResource("deployments")}},
-			Owner:     &controlplane.AdapterOwner{APIVersion: "samplecontroller.knative.io/v1alpha1", Kind: "Foo"}}},
+		{"foos", localenv.FoosIdentity, localenv.FooSource},
 	} {
 		port, err := controlplane.FreePort()
 		if err != nil {
@@ -545,7 +541,7 @@ func (r *run) senderAuthArgs() []string {
 		return nil
 	}
 	return []string{"--oidc-audience=" + localenv.OIDCAudience, "--oidc-subjects=" + strings.Join([]string{
-		localenv.Subject(localenv.FoosIdentity), localenv.Subject(localenv.FooDeploymentsIdentity), localenv.Subject(localenv.ResyncIdentity)}, ",")}
+		localenv.Subject(localenv.FoosIdentity), localenv.Subject(localenv.ResyncIdentity)}, ",")}
 }
 
 func (r *run) waitReady(ctx context.Context, p *controlplane.Process, ready func() bool) error {

@@ -70,7 +70,7 @@ func TestSmoke(t *testing.T) {
 		t.Errorf("no CPU profile of the API server in the raised classic's burst: %v", err)
 	}
 	for _, ns := range []string{"burst-ours", "burst-ours-ack-queued"} {
-		for _, p := range []string{"kube-apiserver", "reconciler", "adapter-foo-operator-foos", "adapter-foo-operator-foo-deployments"} {
+		for _, p := range []string{"kube-apiserver", "reconciler", "adapter-foo-operator-foos"} {
 			path := filepath.Join(profiles, "n20-"+ns+"-"+p+".pprof")
 			if fi, err := os.Stat(path); err != nil || fi.Size() == 0 {
 				t.Errorf("no CPU profile of %s in %s: %v", p, ns, err)

@@ -526,7 +526,7 @@ func brokerWiring(ctx context.Context) error {
 				ready = true
 			}
 		}
-		for _, name := range []string{"foos", "foo-deployments"} {
+		for _, name := range []string{"foos"} {
 			s, err := dyn.Resource(schema.GroupVersionResource{Group: "sources.knative.dev", Version: "v1", Resource: "apiserversources"}).
 				Namespace(system).Get(ctx, name, metav1.GetOptions{})
 			if err != nil {

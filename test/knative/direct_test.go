@@ -23,6 +23,7 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/sync/errgroup"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrs "k8s.io/apimachinery/pkg/api/errors"
@@ -40,7 +41,7 @@ func TestInstalledAndScalesToZero(t *testing.T) {
 	clustertest.Eventually(t, 3*time.Minute, "the Knative Service is Ready", func(ctx context.Context) (bool, string) {
 		return ready(ctx, ksvcGVR, system, service)
 	})
-	for _, name := range []string{"foos", "foo-deployments"} {
+	for _, name := range []string{"foos"} {
 		clustertest.Eventually(t, 3*time.Minute, "ApiServerSource "+name+" is Ready", func(ctx context.Context) (bool, string) {
 			return ready(ctx, sourceGVR, system, name)
 		})
@@ -207,4 +208,155 @@ func TestLifecycle(t *testing.T) {
 		_, err := kube.AppsV1().Deployments(ns).Get(ctx, "web", metav1.GetOptions{})
 		return apierrs.IsNotFound(err), fmt.Sprint(err)
 	})
+}
+
+// 4. The adapter's pod deleted: what changes while no adapter watches, no
+// one sends (the new adapter's first list sends nothing). The node is
+// cordoned meanwhile, so that the new pod waits until the changes are made.
+// Once the new adapter is available, Eventing marks the source Deployed,
+// the source's own event of that asks the reconciler for a resync, and every
+// Foo created or changed meanwhile converges within 10 s of the adapter
+// delivering again. The reconciler keeps a pod throughout, and the resync's
+// PingSource is off: neither a cold start's resync nor the ping's does it.
+func TestAnAdapterPodDeletedLosesNothing(t *testing.T) {
+	ctx := context.Background()
+	setResyncSchedule(t, "0 0 1 1 *")
+	keepAPod(t)
+	ns := namespace(t)
+	createFoo(t, newFoo(ns, "changed", "changed", 1))
+	deploymentReplicas(t, ns, "changed", 1)
+	pods, err := kube.CoreV1().Pods(system).List(ctx, metav1.ListOptions{LabelSelector: adapterSelector})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cordon(t)
+	for _, p := range pods.Items {
+		if err := kube.CoreV1().Pods(system).Delete(ctx, p.Name, metav1.DeleteOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	clustertest.Eventually(t, 2*time.Minute, "no adapter runs", func(ctx context.Context) (bool, string) {
+		list, err := kube.CoreV1().Pods(system).List(ctx, metav1.ListOptions{LabelSelector: adapterSelector})
+		if err != nil {
+			return false, err.Error()
+		}
+		for _, p := range list.Items {
+			if p.Status.Phase != corev1.PodPending {
+				return false, p.Name + " is " + string(p.Status.Phase)
+			}
+		}
+		return true, ""
+	})
+	const made = 5
+	for i := range made {
+		createFoo(t, newFoo(ns, fmt.Sprintf("new-%d", i), fmt.Sprintf("new-%d", i), 1))
+	}
+	patchFoo(t, ns, "changed", `{"spec":{"replicas":2}}`)
+	uncordon(t)
+	sourcesDeliver(t, ns)
+	delivering := time.Now()
+	clustertest.Eventually(t, 2*time.Minute, "every Foo made or changed without an adapter converged", func(ctx context.Context) (bool, string) {
+		return converged(ctx, ns, made+1)
+	})
+	if took := time.Since(delivering); took > 10*time.Second {
+		t.Errorf("converged %v after the adapter delivered again, want within 10 s", took.Round(time.Millisecond))
+	}
+}
+
+// keepAPod has the reconciler keep one pod (min-scale 1, a new revision)
+// until the test ends.
+func keepAPod(t *testing.T) {
+	t.Helper()
+	set := func(minScale string) {
+		t.Helper()
+		patch := fmt.Sprintf(`{"spec":{"template":{"metadata":{"annotations":{"autoscaling.knative.dev/min-scale":%q}}}}}`, minScale)
+		if _, err := dyn.Resource(ksvcGVR).Namespace(system).Patch(context.Background(), service, types.MergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		clustertest.Eventually(t, 3*time.Minute, "the Knative Service is Ready", func(ctx context.Context) (bool, string) {
+			return ready(ctx, ksvcGVR, system, service)
+		})
+	}
+	set("1")
+	t.Cleanup(func() { set("0") })
+	clustertest.Eventually(t, 3*time.Minute, "one reconciler pod, of the new revision", func(ctx context.Context) (bool, string) {
+		n, err := servingPods(ctx, service)
+		return err == nil && n == 1, fmt.Sprintf("%d pods, %v", n, err)
+	})
+}
+
+// cordon makes the one node unschedulable until uncordon, or the test's end.
+func cordon(t *testing.T) {
+	t.Helper()
+	setUnschedulable(t, true)
+	t.Cleanup(func() { setUnschedulable(t, false) })
+}
+
+func uncordon(t *testing.T) { t.Helper(); setUnschedulable(t, false) }
+
+func setUnschedulable(t *testing.T, unschedulable bool) {
+	t.Helper()
+	nodes, err := kube.CoreV1().Nodes().List(context.Background(), metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	patch := fmt.Sprintf(`{"spec":{"unschedulable":%v}}`, unschedulable)
+	for _, n := range nodes.Items {
+		if _, err := kube.CoreV1().Nodes().Patch(context.Background(), n.Name, types.MergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// 5. A wake-up behind kube-controller-manager's backlog: 1000 Deployments no
+// Foo owns are created (replicas 0), then at once, with the reconciler at
+// zero, 50 Foos. The reconciler's pod waits for the deployment controller to
+// get through the backlog (it scales the revision's Deployment), and the
+// adapter's events wait for the pod or are dropped; every Foo converges
+// all the same, none lost. The times are logged.
+func TestAWakeUpBehindADeploymentBacklog(t *testing.T) {
+	behindADeploymentBacklog(t)
+}
+
+// behindADeploymentBacklog is TestAWakeUpBehindADeploymentBacklog, in
+// either wiring.
+func behindADeploymentBacklog(t *testing.T) {
+	const unrelated, n = 1000, 50
+	ctx := context.Background()
+	backlog := clustertest.Namespace(t, kube, "knative-e2e-backlog-")
+	ns := namespace(t) // returns once the adapters list both namespaces
+	atZero(t, service)
+
+	start := time.Now()
+	names := make(chan int)
+	var g errgroup.Group
+	for range 8 {
+		g.Go(func() error {
+			for i := range names {
+				d := resources.MakeDeployment(newFoo(backlog, "x", fmt.Sprintf("unrelated-%d", i), 0))
+				d.OwnerReferences = nil
+				if _, err := kube.AppsV1().Deployments(backlog).Create(ctx, d, metav1.CreateOptions{}); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+	}
+	for i := range unrelated {
+		names <- i
+	}
+	close(names)
+	if err := g.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	created := time.Now()
+	for i := range n {
+		createFoo(t, newFoo(ns, fmt.Sprintf("foo-%d", i), fmt.Sprintf("dep-%d", i), 0))
+	}
+	woke := nextPod(t, created, 10*time.Minute)
+	clustertest.Eventually(t, 10*time.Minute, fmt.Sprintf("the %d Foos converged", n), func(ctx context.Context) (bool, string) {
+		return converged(ctx, ns, n)
+	})
+	t.Logf("%d unrelated Deployments created in %v; then %d Foos at zero: the reconciler's pod made %v after the first, all converged %v after it",
+		unrelated, created.Sub(start).Round(time.Millisecond), n, woke.Sub(created).Round(time.Second), time.Since(created).Round(time.Second))
 }

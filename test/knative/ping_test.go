@@ -39,7 +39,7 @@ import (
 	"github.com/frugal-operator/foo-operator/test/controlplane"
 )
 
-// 4. A Foo refused a name that a foreign Deployment held gets its Deployment
+// 6. A Foo refused a name that a foreign Deployment held gets its Deployment
 // once that one is gone, although no event reports it (the Deployments
 // source sees only Deployments a Foo owns) and the reconciler is at zero:
 // its reconcile asked to be run again a minute later, and the library keeps
@@ -106,7 +106,7 @@ func TestARefusedFooIsTriedAgainFromZero(t *testing.T) {
 	})
 }
 
-// 5. At zero, the PingSource's event (every 5 minutes, config/600-sources.yaml)
+// 7. At zero, the PingSource's event (every 5 minutes, config/600-sources.yaml)
 // wakes the reconciler, and it resyncs: it lists the Foos. The resync
 // restores what no event reports (the loopback suite's resync tests show
 // what); nothing is to be restored here.

@@ -27,21 +27,21 @@ import (
 	"github.com/frugal-operator/foo-operator/test/controlplane"
 )
 
-// 6. Least privilege on the real cluster: the reconciler's pod and the
+// 8. Least privilege on the real cluster: the reconciler's pod and the
 // adapters' pods run as config/'s ServiceAccounts, and what they asked of the
 // API server so far (the audit log; hack/cluster/conf/audit-policy.yaml
 // records the foo-operator namespace's ServiceAccounts) was granted by
 // config/'s roles, refused nothing, and needed nothing more.
 func TestLeastPrivilege(t *testing.T) {
 	ctx := context.Background()
-	adapters, err := kube.CoreV1().Pods(system).List(ctx, metav1.ListOptions{LabelSelector: adapterSelector})
+	pods, err := kube.CoreV1().Pods(system).List(ctx, metav1.ListOptions{LabelSelector: adapterSelector})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(adapters.Items) != 2 {
-		t.Errorf("%d adapter pods, want 2 (one per ApiServerSource)", len(adapters.Items))
+	if len(pods.Items) != adapters {
+		t.Errorf("%d adapter pods, want %d (one per ApiServerSource)", len(pods.Items), adapters)
 	}
-	for _, p := range adapters.Items {
+	for _, p := range pods.Items {
 		if p.Spec.ServiceAccountName != "foo-sources" {
 			t.Errorf("adapter pod %s runs as %q, want foo-sources", p.Name, p.Spec.ServiceAccountName)
 		}

@@ -57,7 +57,6 @@ func TestSenderAuthentication(t *testing.T) {
 		name, identity string
 	}{
 		{sourceGVR, "foos", localenv.FoosIdentity},
-		{sourceGVR, "foo-deployments", localenv.FooDeploymentsIdentity},
 		{pingGVR, "foo-resync", localenv.ResyncIdentity},
 	}
 	setAudience := func(audience string) {

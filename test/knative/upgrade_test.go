@@ -94,12 +94,20 @@ var (
 // for what they did not watch yet: until they do, the Foos are poked (an
 // annotation: an update of a Foo never reconciled is reconciled).
 func foosBeforeTheUpgrade() error {
-	for _, name := range []string{"foos", "foo-deployments"} {
-		if err := clustertest.Poll(3*time.Minute, "ApiServerSource "+name+" is Ready", func(ctx context.Context) (bool, string) {
-			return ready(ctx, sourceGVR, system, name)
-		}); err != nil {
-			return err
+	// Whatever sources that release has.
+	if err := clustertest.Poll(3*time.Minute, "the ApiServerSources are Ready", func(ctx context.Context) (bool, string) {
+		list, err := dyn.Resource(sourceGVR).Namespace(system).List(ctx, metav1.ListOptions{})
+		if err != nil || len(list.Items) == 0 {
+			return false, fmt.Sprintf("%d sources, %v", len(list.Items), err)
 		}
+		for _, s := range list.Items {
+			if ok, msg := ready(ctx, sourceGVR, system, s.GetName()); !ok {
+				return false, s.GetName() + ": " + msg
+			}
+		}
+		return true, ""
+	}); err != nil {
+		return err
 	}
 	ctx := context.Background()
 	for _, name := range beforeTheUpgrade {

@@ -48,23 +48,30 @@ var (
 
 const deadLetters = "foo-dead-letters"
 
-// 5. Broker wiring: kubectl apply -f the release's broker file
+// 9. Broker wiring: kubectl apply -f the release's broker file
 // (config/broker/) points the same sources at a Broker whose Triggers
 // deliver to the reconciler, with retries and a dead-letter sink. It runs
 // last: the cluster stays in broker wiring.
 func TestBrokerWiring(t *testing.T) {
+	// Foos made while the source switches sinks (its adapter rolls out):
+	// each converges within 10 s of the new adapter delivering.
+	switching := namespace(t)
+	const made = 5
 	if err := kubectl("apply", "-f", releaseBroker); err != nil {
 		t.Fatal("kubectl apply -f", releaseBroker+":", err)
+	}
+	for i := range made {
+		createFoo(t, newFoo(switching, fmt.Sprintf("foo-%d", i), fmt.Sprintf("dep-%d", i), 0))
 	}
 	clustertest.Eventually(t, 3*time.Minute, "the Broker is Ready", func(ctx context.Context) (bool, string) {
 		return ready(ctx, brokerGVR, system, "operators")
 	})
-	for _, name := range []string{"foo-reconciler-foos", "foo-reconciler-deployments", "foo-reconciler-resync"} {
+	for _, name := range []string{"foo-reconciler-foos", "foo-reconciler-deployments", "foo-reconciler-sources", "foo-reconciler-resync"} {
 		clustertest.Eventually(t, 3*time.Minute, "Trigger "+name+" is Ready", func(ctx context.Context) (bool, string) {
 			return ready(ctx, triggerGVR, system, name)
 		})
 	}
-	for _, name := range []string{"foos", "foo-deployments"} {
+	for _, name := range []string{"foos"} {
 		clustertest.Eventually(t, 3*time.Minute, "ApiServerSource "+name+" sends to the Broker", func(ctx context.Context) (bool, string) {
 			u, err := dyn.Resource(sourceGVR).Namespace(system).Get(ctx, name, metav1.GetOptions{})
 			if err != nil {
@@ -78,6 +85,14 @@ func TestBrokerWiring(t *testing.T) {
 	clustertest.Eventually(t, 3*time.Minute, "the dead-letter sink is Ready", func(ctx context.Context) (bool, string) {
 		return ready(ctx, ksvcGVR, system, deadLetters)
 	})
+	sourcesDeliver(t, switching)
+	delivering := time.Now()
+	clustertest.Eventually(t, 2*time.Minute, "the Foos made during the switch converged", func(ctx context.Context) (bool, string) {
+		return converged(ctx, switching, made)
+	})
+	if took := time.Since(delivering); took > 10*time.Second {
+		t.Errorf("the Foos made during the switch converged %v after the new adapter delivered, want within 10 s", took.Round(time.Millisecond))
+	}
 
 	t.Run("lifecycle", func(t *testing.T) {
 		ns := namespace(t)
@@ -91,6 +106,7 @@ func TestBrokerWiring(t *testing.T) {
 		available(t, ns, "web", 2)
 	})
 	t.Run("a burst converges while the reconciler pod is deleted twice", burstWithPodDeletions)
+	t.Run("a wake-up behind a Deployment backlog", behindADeploymentBacklog)
 	t.Run("a subscriber that keeps failing dead-letters its events", failingSubscriberDeadLetters)
 	t.Run("a malformed event is dead-lettered at once, not retried", malformedEventDeadLettered)
 }

@@ -28,6 +28,7 @@ import (
 
 	samplesv1alpha1 "github.com/frugal-operator/foo-operator/pkg/apis/samplecontroller/v1alpha1"
 	"github.com/frugal-operator/foo-operator/pkg/client/clientset/versioned"
+	"github.com/frugal-operator/foo-operator/pkg/reconciler/foo/resources"
 	"github.com/frugal-operator/foo-operator/test/controlplane"
 )
 
@@ -55,20 +56,26 @@ var Foo = Operator{
 	CRDs:           []string{"crd/foos.samplecontroller.knative.io"},
 	SourcesAccount: "foo-sources",
 	Sources: []Source{
-		{"foos", controlplane.AdapterConfig{AllNamespaces: true, Mode: "Resource",
-			Resources: []controlplane.AdapterResource{{GVR: schema.GroupVersionResource{Group: "samplecontroller.knative.io", Version: "v1alpha1", Resource: "foos"}}}}},
-		{"foo-deployments", controlplane.AdapterConfig{AllNamespaces: true, Mode: "Resource",
-			Resources: []controlplane.AdapterResource{{GVR: schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"}}},
-			Owner:     &controlplane.AdapterOwner{APIVersion: "samplecontroller.knative.io/v1alpha1", Kind: "Foo"}}},
+		// config/600-sources.yaml's source, but for its own ApiServerSource:
+		// no Eventing runs here to make one.
+		{"foos", FooSource},
 	},
 	PingSource: "foo-resync",
 	Canary:     fooCanary,
 }
 
-// fooCanary proves both adapters deliver: a change of a canary Foo's
-// replicas must reach its Deployment (the Foo adapter; the cold-start resync
-// ran before the change), and a hand-scaled Deployment must be scaled back
-// (the owned-Deployment adapter).
+// FooSource is what the Foo operator's adapter watches (config/600-sources.yaml):
+// the Foos, and the Deployments labelled with a Foo's name.
+var FooSource = controlplane.AdapterConfig{AllNamespaces: true, Mode: "Resource",
+	Resources: []controlplane.AdapterResource{
+		{GVR: schema.GroupVersionResource{Group: "samplecontroller.knative.io", Version: "v1alpha1", Resource: "foos"}},
+		{GVR: schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"}, LabelSelector: resources.FooLabelKey},
+	}}
+
+// fooCanary proves the adapter delivers both kinds: a change of a canary
+// Foo's replicas must reach its Deployment (a Foo event; the cold-start
+// resync ran before the change), and a hand-scaled Deployment must be scaled
+// back (a Deployment event).
 func fooCanary(ctx context.Context, e *Env) error {
 	fc, err := versioned.NewForConfig(e.Config)
 	if err != nil {

@@ -33,10 +33,9 @@ import (
 // sources of config/ (auth.GetOIDCServiceAccountNameForResource: name
 // -oidc- group - kind).
 const (
-	OIDCAudience           = "foo-reconciler.foo-operator"
-	FoosIdentity           = "foos-oidc-sources.knative.dev-apiserversource"
-	FooDeploymentsIdentity = "foo-deployments-oidc-sources.knative.dev-apiserversource"
-	ResyncIdentity         = "foo-resync-oidc-sources.knative.dev-pingsource"
+	OIDCAudience   = "foo-reconciler.foo-operator"
+	FoosIdentity   = "foos-oidc-sources.knative.dev-apiserversource"
+	ResyncIdentity = "foo-resync-oidc-sources.knative.dev-pingsource"
 )
 
 // Subject is the OIDC subject of the operator namespace's service account sa.

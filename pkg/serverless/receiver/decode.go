@@ -90,7 +90,7 @@ func IsBadEvent(err error) bool {
 
 // Decoder maps CloudEvents to the keys of the owners they concern: an
 // owner's event to that owner, an owned object's event to the owner that
-// controls it, a ping to a resync.
+// controls it, a ping or a source's new adapter (see SourceKind) to a resync.
 type Decoder struct {
 	// Owner is the group and kind of the reconciled resource.
 	Owner schema.GroupKind
@@ -242,6 +242,28 @@ func (d *Decoder) Decode(ctx context.Context, e *cloudevents.Event, sender Sende
 	}
 }
 
+// SourceKind is the ApiServerSource's group and kind. An operator's sources
+// may watch the operator's own ApiServerSources (selected by a label): the
+// events of one whose adapter is deployed (its condition Deployed True) ask
+// for a resync. Eventing writes that condition when a new adapter is
+// available, after a rollout (a new sink or resources, a namespace made or
+// deleted: the namespaces are in the adapter's env) or a pod deleted or
+// crashed; a new adapter sends nothing for what changed while none
+// watched, or before its first list.
+var SourceKind = schema.GroupKind{Group: "sources.knative.dev", Kind: "ApiServerSource"}
+
+// sourceChanged is what an event of an ApiServerSource asks for (see SourceKind).
+func sourceChanged(verb string, o *eventObject) Target {
+	if verb != "delete" {
+		for _, c := range o.Status.Conditions {
+			if c.Type == "Deployed" && c.Status == "True" {
+				return Target{Resync: true}
+			}
+		}
+	}
+	return Target{Ignored: fmt.Sprintf("ApiServerSource %s/%s deleted, or its adapter not deployed yet", o.Metadata.Namespace, o.Metadata.Name)}
+}
+
 // decodeResource reads the object a Resource-mode event carries. The owner
 // of an owned object is read from the object itself, which works on delete
 // too.
@@ -271,6 +293,9 @@ func (d *Decoder) decodeResource(ctx context.Context, e *cloudevents.Event, verb
 			}
 		}
 		return t, nil
+	}
+	if gk == SourceKind {
+		return sourceChanged(verb, &obj), nil
 	}
 	owned := d.owned(gk)
 	if owned == nil {

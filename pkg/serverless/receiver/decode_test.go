@@ -125,6 +125,12 @@ func TestDecode(t *testing.T) {
 			want:  Target{Ignored: "deployment ns/web no longer exists, its owner is unknown"},
 		},
 		{name: "ping", event: pingEvent(), want: Target{Resync: true}},
+		{name: "a source's adapter deployed", event: sourceEvent("update", "True"), want: Target{Resync: true}},
+		{name: "a source made, its adapter deployed", event: sourceEvent("add", "True"), want: Target{Resync: true}},
+		{name: "a source's adapter rolling out", event: sourceEvent("update", "Unknown"), want: Target{Ignored: "ApiServerSource foo-operator/foos deleted, or its adapter not deployed yet"}},
+		{name: "a source made", event: sourceEvent("add", ""), want: Target{Ignored: "ApiServerSource foo-operator/foos deleted, or its adapter not deployed yet"}},
+		{name: "a source deleted", event: sourceEvent("delete", "True"), want: Target{Ignored: "ApiServerSource foo-operator/foos deleted, or its adapter not deployed yet"}},
+		{name: "a source by reference", event: refEvent("update", "sources.knative.dev/v1", "ApiServerSource", "apiserversources", "foo-operator", "foos"), want: Target{Ignored: "kind ApiServerSource.sources.knative.dev is not handled"}},
 		{name: "other kind", event: refEvent("add", "v1", "ConfigMap", "configmaps", "ns", "c"), want: Target{Ignored: "kind ConfigMap is not handled"}},
 		{name: "other type", event: func() cloudevents.Event { e := pingEvent(); e.SetType("com.example.thing"); return e }(), want: Target{Ignored: `event type "com.example.thing" is not handled`}},
 		{name: "apiserver type with unknown verb", event: func() cloudevents.Event {

@@ -87,6 +87,23 @@ func deploymentResourceEvent(verb, ns, name, owner string) cloudevents.Event {
 	})
 }
 
+// sourceEvent is a Resource-mode event for an ApiServerSource whose
+// condition Deployed has the given status ("" for none).
+func sourceEvent(verb, deployed string) cloudevents.Event {
+	status := map[string]any{}
+	if deployed != "" {
+		status["conditions"] = []any{
+			map[string]any{"type": "Ready", "status": deployed},
+			map[string]any{"type": "Deployed", "status": deployed},
+		}
+	}
+	return adapterEvent("resource", verb, "sources.knative.dev/v1", "ApiServerSource", "apiserversources", "foo-operator", "foos", map[string]any{
+		"apiVersion": "sources.knative.dev/v1", "kind": "ApiServerSource",
+		"metadata": map[string]any{"name": "foos", "namespace": "foo-operator", "generation": 2},
+		"status":   status,
+	})
+}
+
 // pingEvent is PingSource's event.
 func pingEvent() cloudevents.Event {
 	e := cloudevents.NewEvent()
