@@ -200,12 +200,12 @@ func namespace(ctx context.Context, name string) error {
 	return err
 }
 
-// adaptersSettled waits until both adapters run, alone, with ns in their
+// adaptersSettled waits until the adapter runs, alone, with ns in its
 // configuration.
 func adaptersSettled(ctx context.Context, ns string) error {
 	return poll(ctx, 5*time.Minute, "the adapters restarted", func(ctx context.Context) (bool, error) {
 		deps, err := kube.AppsV1().Deployments(system).List(ctx, metav1.ListOptions{LabelSelector: adapterSelector})
-		if err != nil || len(deps.Items) != 2 {
+		if err != nil || len(deps.Items) != adapters {
 			return false, err
 		}
 		for _, d := range deps.Items {
@@ -221,11 +221,15 @@ func adaptersSettled(ctx context.Context, ns string) error {
 			}
 		}
 		n, _, err := pods(ctx, system, adapterSelector)
-		return n == 2, err
+		return n == adapters, err
 	})
 }
 
-const adapterSelector = "eventing.knative.dev/source=apiserver-source-controller"
+// The adapters of config/'s ApiServerSources: one.
+const (
+	adapterSelector = "eventing.knative.dev/source=apiserver-source-controller"
+	adapters        = 1
+)
 
 func poll(ctx context.Context, within time.Duration, what string, cond func(ctx context.Context) (bool, error)) error {
 	if err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, within, true, cond); err != nil {

@@ -35,6 +35,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -247,7 +248,7 @@ func sourcesDeliver(t *testing.T, ns string) {
 		return len(pods.Items) == adapters, fmt.Sprintf("%d adapter pods, want %d", len(pods.Items), adapters)
 	})
 	for try := 0; ; try++ {
-		name := fmt.Sprintf("canary-%s-%d", ns, try)
+		name := fmt.Sprintf("canary-%s-%d", ns, canariesMade.Add(1))
 		createFoo(t, newFoo(canaries, name, name, 0))
 		err := wait.PollUntilContextTimeout(context.Background(), 100*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
 			_, err := kube.AppsV1().Deployments(canaries).Get(ctx, name, metav1.GetOptions{})
@@ -271,6 +272,10 @@ const (
 
 // canaries is the namespace of the canary Foos (see sourcesDeliver).
 const canaries = "e2e-canaries"
+
+// canariesMade numbers the canary Foos: a namespace's adapter may be waited
+// for more than once.
+var canariesMade atomic.Int64
 
 func newFoo(ns, name, deployment string, replicas int32) *samplesv1alpha1.Foo {
 	return &samplesv1alpha1.Foo{
