@@ -56,11 +56,13 @@ var Bar = localenv.Operator{
 	CRDs:           []string{"crd/bars.example.frugal-operator.dev"},
 	SourcesAccount: "bar-sources",
 	Sources: []localenv.Source{
+		// config/600-sources.yaml's source, but for its own ApiServerSource:
+		// no Eventing runs here to make one.
 		{Name: "bars", Config: controlplane.AdapterConfig{AllNamespaces: true, Mode: "Resource",
-			Resources: []controlplane.AdapterResource{{GVR: examplev1alpha1.SchemeGroupVersion.WithResource("bars")}}}},
-		{Name: "bar-configmaps", Config: controlplane.AdapterConfig{AllNamespaces: true, Mode: "Resource",
-			Resources: []controlplane.AdapterResource{{GVR: corev1.SchemeGroupVersion.WithResource("configmaps"), LabelSelector: "example.frugal-operator.dev/bar"}},
-			Owner:     &controlplane.AdapterOwner{APIVersion: "example.frugal-operator.dev/v1alpha1", Kind: "Bar"}}},
+			Resources: []controlplane.AdapterResource{
+				{GVR: examplev1alpha1.SchemeGroupVersion.WithResource("bars")},
+				{GVR: corev1.SchemeGroupVersion.WithResource("configmaps"), LabelSelector: "example.frugal-operator.dev/bar"},
+			}}},
 	},
 	PingSource: "bar-resync",
 	Canary:     canary,
