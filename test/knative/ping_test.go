@@ -215,10 +215,11 @@ func waitRefused(t *testing.T, ns, name string) time.Time {
 	return at
 }
 
-// nextPod waits for the first reconciler pod made since, and returns when it
-// was made.
+// nextPod waits for the first reconciler pod made since (to the second: a
+// pod's creationTimestamp has no finer grain), and returns when it was made.
 func nextPod(t *testing.T, since time.Time, timeout time.Duration) time.Time {
 	t.Helper()
+	since = since.Truncate(time.Second)
 	var woke time.Time
 	clustertest.Eventually(t, timeout, "a new reconciler pod", func(ctx context.Context) (bool, string) {
 		pods, err := kube.CoreV1().Pods(system).List(ctx, metav1.ListOptions{LabelSelector: "serving.knative.dev/service=" + service})
