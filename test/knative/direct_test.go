@@ -325,6 +325,7 @@ func TestAWakeUpBehindADeploymentBacklog(t *testing.T) {
 func behindADeploymentBacklog(t *testing.T) {
 	const unrelated, n = 1000, 50
 	ctx := context.Background()
+	quiet(t) // no event of an earlier test's namespace going wakes the reconciler
 	backlog := clustertest.Namespace(t, kube, "knative-e2e-backlog-")
 	ns := namespace(t) // returns once the adapters list both namespaces
 	atZero(t, service)
@@ -352,6 +353,9 @@ func behindADeploymentBacklog(t *testing.T) {
 		t.Fatal(err)
 	}
 	created := time.Now()
+	if pods, err := servingPods(ctx, service); err != nil || pods != 0 {
+		t.Fatalf("%d reconciler pods serve before the Foos are made (%v): not a wake-up from zero", pods, err)
+	}
 	for i := range n {
 		createFoo(t, newFoo(ns, fmt.Sprintf("foo-%d", i), fmt.Sprintf("dep-%d", i), 0))
 	}
