@@ -187,7 +187,7 @@ func TestEveryManifestValidates(t *testing.T) {
 		"rbac.authorization.k8s.io/v1/ClusterRole": 6, "rbac.authorization.k8s.io/v1/ClusterRoleBinding": 4,
 		"rbac.authorization.k8s.io/v1/Role": 2, "rbac.authorization.k8s.io/v1/RoleBinding": 2, "v1/ConfigMap": 2,
 		"apiextensions.k8s.io/v1/CustomResourceDefinition": 2,
-		"sources.knative.dev/v1/ApiServerSource":           4, "sources.knative.dev/v1/PingSource": 3,
+		"sources.knative.dev/v1/ApiServerSource":           3, "sources.knative.dev/v1/PingSource": 3,
 		"eventing.knative.dev/v1/Broker": 1, "eventing.knative.dev/v1/Trigger": 4,
 		"serving.knative.dev/v1/Service": 3,
 	}

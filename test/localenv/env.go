@@ -197,7 +197,9 @@ func ApplyConfig(ctx context.Context, cp *controlplane.ControlPlane, op Operator
 	}
 	// Eventing's PingSource CRD: the library keeps its requeue schedule in a
 	// PingSource (no PingSource adapter runs here; tests send the pings).
-	out, err := exec.CommandContext(ctx, "go", "list", "-m", "-f", "{{.Dir}}", "knative.dev/eventing").Output()
+	list := exec.CommandContext(ctx, "go", "list", "-m", "-f", "{{.Dir}}", "knative.dev/eventing")
+	list.Dir = root
+	out, err := list.Output()
 	if err != nil {
 		return fmt.Errorf("finding knative.dev/eventing's module: %w", err)
 	}
