@@ -29,6 +29,7 @@ import (
 	apierrs "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"knative.dev/pkg/ptr"
 
 	samplesv1alpha1 "github.com/frugal-operator/foo-operator/pkg/apis/samplecontroller/v1alpha1"
 	"github.com/frugal-operator/foo-operator/pkg/reconciler/foo/resources"
@@ -320,6 +321,23 @@ func TestAWakeUpBehindADeploymentBacklog(t *testing.T) {
 	behindADeploymentBacklog(t)
 }
 
+// unrelatedDeployment is a Deployment of no Foo, with no Foo's label, of 0
+// replicas.
+func unrelatedDeployment(name string) *appsv1.Deployment {
+	labels := map[string]string{"app": name}
+	return &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels},
+		Spec: appsv1.DeploymentSpec{
+			Replicas: ptr.Int32(0),
+			Selector: &metav1.LabelSelector{MatchLabels: labels},
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: labels},
+				Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "registry.example/unrelated"}}},
+			},
+		},
+	}
+}
+
 // behindADeploymentBacklog is TestAWakeUpBehindADeploymentBacklog, in
 // either wiring.
 func behindADeploymentBacklog(t *testing.T) {
@@ -336,8 +354,9 @@ func behindADeploymentBacklog(t *testing.T) {
 	for range 8 {
 		g.Go(func() error {
 			for i := range names {
-				d := resources.MakeDeployment(newFoo(backlog, "x", fmt.Sprintf("unrelated-%d", i), 0))
-				d.OwnerReferences = nil
+				// Unrelated: without the label that the source selects
+				// Deployments by, so that no event of theirs reaches the reconciler.
+				d := unrelatedDeployment(fmt.Sprintf("unrelated-%d", i))
 				if _, err := kube.AppsV1().Deployments(backlog).Create(ctx, d, metav1.CreateOptions{}); err != nil {
 					return err
 				}
