@@ -339,11 +339,11 @@ func unrelatedDeployment(name string) *appsv1.Deployment {
 }
 
 // behindADeploymentBacklog is TestAWakeUpBehindADeploymentBacklog, in
-// either wiring.
-func behindADeploymentBacklog(t *testing.T) {
+// either wiring; the namespaces kept are the enclosing test's, which live on.
+func behindADeploymentBacklog(t *testing.T, kept ...string) {
 	const unrelated, n = 1000, 50
 	ctx := context.Background()
-	quiet(t) // no event of an earlier test's namespace going wakes the reconciler
+	quiet(t, kept...) // no event of an earlier test's namespace going wakes the reconciler
 	backlog := clustertest.Namespace(t, kube, "knative-e2e-backlog-")
 	ns := namespace(t) // returns once the adapters list both namespaces
 	atZero(t, service)

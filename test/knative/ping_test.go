@@ -22,6 +22,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -143,8 +144,8 @@ func TestPingWakesAndResyncs(t *testing.T) {
 const requeueSchedule = service + "-requeue"
 
 // quiet waits until nothing else may wake the reconciler: earlier tests'
-// namespaces, and the events their deletion makes, are gone.
-func quiet(t *testing.T) {
+// namespaces (but those kept), and the events their deletion makes, are gone.
+func quiet(t *testing.T, kept ...string) {
 	t.Helper()
 	clustertest.Eventually(t, 3*time.Minute, "earlier tests' namespaces gone", func(ctx context.Context) (bool, string) {
 		nss, err := kube.CoreV1().Namespaces().List(ctx, metav1.ListOptions{})
@@ -152,7 +153,7 @@ func quiet(t *testing.T) {
 			return false, err.Error()
 		}
 		for _, n := range nss.Items {
-			if strings.HasPrefix(n.Name, "knative-e2e-") {
+			if strings.HasPrefix(n.Name, "knative-e2e-") && !slices.Contains(kept, n.Name) {
 				return false, n.Name + " is " + string(n.Status.Phase)
 			}
 		}

@@ -108,7 +108,7 @@ func TestBrokerWiring(t *testing.T) {
 		available(t, ns, "web", 2)
 	})
 	t.Run("a burst converges while the reconciler pod is deleted twice", burstWithPodDeletions)
-	t.Run("a wake-up behind a Deployment backlog", behindADeploymentBacklog)
+	t.Run("a wake-up behind a Deployment backlog", func(t *testing.T) { behindADeploymentBacklog(t, switching) })
 	t.Run("a subscriber that keeps failing dead-letters its events", failingSubscriberDeadLetters)
 	t.Run("a malformed event is dead-lettered at once, not retried", malformedEventDeadLettered)
 }
