@@ -16,7 +16,7 @@ limitations under the License.
 
 // Command run runs the operator end to end on this machine (see
 // test/localenv): a loopback control plane, config/'s CRD and RBAC, the
-// reconciler under its ServiceAccount, two real ApiServerSource adapters and
+// reconciler under its ServiceAccount, a real ApiServerSource adapter and
 // a resync timer standing in for PingSource. It applies the sample Foo,
 // prints what the reconciler made of it and, unless --once, keeps running
 // until Ctrl-C. Use hack/run.sh, which builds the tools first.

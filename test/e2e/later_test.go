@@ -53,15 +53,19 @@ func TestARequeueOutlivesTheReconciler(t *testing.T) {
 			}
 		}
 	})
-	// keys returns the schedule's keys of ns, with their times (nil: there
-	// is no schedule).
-	keys := func(ctx context.Context) (map[string]time.Time, error) {
+	// scheduled returns every key of the schedule, with its time.
+	scheduled := func(ctx context.Context) (map[string]time.Time, error) {
 		u, err := pingsources.Get(ctx, schedule, metav1.GetOptions{})
 		if err != nil {
 			return nil, err
 		}
 		var all map[string]time.Time
-		if err := json.Unmarshal([]byte(u.GetAnnotations()[requeue.Annotation]), &all); err != nil {
+		return all, json.Unmarshal([]byte(u.GetAnnotations()[requeue.Annotation]), &all)
+	}
+	// keys returns the schedule's keys of ns, with their times.
+	keys := func(ctx context.Context) (map[string]time.Time, error) {
+		all, err := scheduled(ctx)
+		if err != nil {
 			return nil, err
 		}
 		mine := map[string]time.Time{}
@@ -74,12 +78,8 @@ func TestARequeueOutlivesTheReconciler(t *testing.T) {
 	}
 	// pass makes every key of the schedule due, as the time passing would.
 	pass := func(ctx context.Context) error {
-		u, err := pingsources.Get(ctx, schedule, metav1.GetOptions{})
+		all, err := scheduled(ctx)
 		if err != nil {
-			return err
-		}
-		var all map[string]time.Time
-		if err := json.Unmarshal([]byte(u.GetAnnotations()[requeue.Annotation]), &all); err != nil {
 			return err
 		}
 		for k := range all {
