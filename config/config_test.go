@@ -113,13 +113,17 @@ func kindOf(t *testing.T, doc []byte) string {
 }
 
 // TestEveryManifestValidates decodes every document of config/,
-// config/broker/ and the example Bar operator's config into its Go type and
+// the shared stream (../stream/), each operator's membership of it (stream/)
+// and the example Bar operator's config into its Go type and
 // runs the type's validation.
 func TestEveryManifestValidates(t *testing.T) {
 	ctx := context.Background()
 	seen := map[string]int{}
-	for _, glob := range []string{"*.yaml", "broker/*.yaml", "../examples/bar-operator/config/*.yaml"} {
+	for _, glob := range []string{"*.yaml", "stream/*.yaml", "../stream/*.yaml", "../examples/bar-operator/config/*.yaml", "../examples/bar-operator/config/stream/*.yaml"} {
 		for file, ds := range docs(t, glob) {
+			if filepath.Base(file) == "kustomization.yaml" {
+				continue // TestTheStreamComposes builds them
+			}
 			for _, doc := range ds {
 				kind := kindOf(t, doc)
 				seen[kind]++
@@ -183,12 +187,12 @@ func TestEveryManifestValidates(t *testing.T) {
 		}
 	}
 	want := map[string]int{
-		"v1/Namespace": 2, "v1/ServiceAccount": 4,
-		"rbac.authorization.k8s.io/v1/ClusterRole": 6, "rbac.authorization.k8s.io/v1/ClusterRoleBinding": 4,
+		"v1/Namespace": 3, "v1/ServiceAccount": 5,
+		"rbac.authorization.k8s.io/v1/ClusterRole": 10, "rbac.authorization.k8s.io/v1/ClusterRoleBinding": 5,
 		"rbac.authorization.k8s.io/v1/Role": 2, "rbac.authorization.k8s.io/v1/RoleBinding": 2, "v1/ConfigMap": 2,
 		"apiextensions.k8s.io/v1/CustomResourceDefinition": 2,
-		"sources.knative.dev/v1/ApiServerSource":           3, "sources.knative.dev/v1/PingSource": 3,
-		"eventing.knative.dev/v1/Broker": 1, "eventing.knative.dev/v1/Trigger": 4,
+		"sources.knative.dev/v1/ApiServerSource":           3, "sources.knative.dev/v1/PingSource": 2,
+		"eventing.knative.dev/v1/Broker": 1, "eventing.knative.dev/v1/Trigger": 6,
 		"serving.knative.dev/v1/Service": 3,
 	}
 	if diff := cmp.Diff(want, seen); diff != "" {
@@ -469,8 +473,11 @@ func bufioReader(b []byte) *bufio.Reader { return bufio.NewReader(bytes.NewReade
 // app.kubernetes.io/part-of=foo-operator` selects the whole install, with
 // each object's component and the version it came with.
 func TestEveryObjectCarriesTheRecommendedLabels(t *testing.T) {
-	for _, glob := range []string{"*.yaml", "broker/*.yaml"} {
+	for _, glob := range []string{"*.yaml", "stream/*.yaml"} {
 		for file, ds := range docs(t, glob) {
+			if filepath.Base(file) == "kustomization.yaml" {
+				continue
+			}
 			for _, doc := range ds {
 				var u unstructured.Unstructured
 				if err := yaml.Unmarshal(doc, &u.Object); err != nil {
@@ -487,7 +494,7 @@ func TestEveryObjectCarriesTheRecommendedLabels(t *testing.T) {
 						t.Errorf("%s: label %s = %q, want %q", what, k, l[k], want)
 					}
 				}
-				if !slices.Contains([]string{"operator", "api", "reconciler", "sources", "broker", "dead-letters"}, l["app.kubernetes.io/component"]) {
+				if !slices.Contains([]string{"operator", "api", "reconciler", "sources", "stream"}, l["app.kubernetes.io/component"]) {
 					t.Errorf("%s: label app.kubernetes.io/component = %q, want one of the install's components", what, l["app.kubernetes.io/component"])
 				}
 			}

@@ -13,11 +13,15 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-# Makes a release: ko builds the reconciler, pushes it to $KO_DOCKER_REPO and
+# Makes a release: ko builds the images, pushes them to $KO_DOCKER_REPO and
 # writes, into $OUT (default _output/release):
 #
-#   foo-operator.yaml         config/, images by digest: `kubectl apply -f` installs it
-#   foo-operator-broker.yaml  config/broker/: the broker wiring, applied after it
+#   foo-operator.yaml     config/, images by digest: `kubectl apply -f` installs it
+#   operator-stream/      stream/: the shared event stream, for a cluster's
+#                         kustomization (docs/shared-stream.md)
+#   foo-operator-stream/  config/stream/: how the Foo operator joins it
+#   examples/             the example Bar operator: bar-operator.yaml, and
+#                         bar-operator-stream/
 #
 # each labelled app.kubernetes.io/version=VERSION. VERSION is a tag of the
 # form vMAJOR.MINOR.PATCH (see CHANGELOG.md), or "devel" (the default) for
@@ -51,17 +55,42 @@ stamp() {
       -e "s|^\(    samplecontroller.knative.io/release:\) devel$|\1 $VERSION|"
 }
 
-# resolve DIR FILE: ko resolves DIR's manifests into FILE, images by digest.
+# resolve FILE -f PATH...: ko resolves the manifests into FILE, images by digest.
 resolve() {
-  "$KO" resolve --platform=linux/amd64 --sbom=none -f "$1" 2> >(grep -v -e '^20[0-9][0-9]/' -e 'git is in a dirty state' -e '^Please check' -e '^ M \|^?? ' -e '^$' >&2) \
-    | stamp >"$2.tmp"
-  mv "$2.tmp" "$2"
+  local out=$1
+  shift
+  "$KO" resolve --platform=linux/amd64 --sbom=none "$@" 2> >(grep -v -e '^20[0-9][0-9]/' -e 'git is in a dirty state' -e '^Please check' -e '^ M \|^?? ' -e '^$' >&2) \
+    | stamp >"$out.tmp"
+  mv "$out.tmp" "$out"
 }
-resolve config/ "$OUT/foo-operator.yaml"
-resolve config/broker/ "$OUT/foo-operator-broker.yaml"
-if grep -n 'ko://' "$OUT/foo-operator.yaml" "$OUT/foo-operator-broker.yaml"; then
+# component DIR OUT: a kustomize Component (it names no image), stamped.
+component() {
+  rm -rf "$2" && mkdir -p "$2"
+  for f in "$1"/*.yaml; do stamp <"$f" >"$2/$(basename "$f")"; done
+}
+mkdir -p "$OUT/operator-stream" "$OUT/examples"
+resolve "$OUT/foo-operator.yaml" -f config/
+# The stream's manifests in one file (its kustomization.yaml left out), and
+# a kustomization that names that file.
+stream_files=()
+for f in stream/*.yaml; do [[ $f == */kustomization.yaml ]] || stream_files+=(-f "$f"); done
+resolve "$OUT/operator-stream/operator-stream.yaml" "${stream_files[@]}"
+cat >"$OUT/operator-stream/kustomization.yaml" <<EOF
+# The shared event stream $VERSION (stream/ in the source tree), for a
+# cluster's kustomization: docs/shared-stream.md.
+apiVersion: kustomize.config.k8s.io/v1beta1
+kind: Kustomization
+resources:
+- operator-stream.yaml
+EOF
+component config/stream "$OUT/foo-operator-stream"
+resolve "$OUT/examples/bar-operator.yaml" -f examples/bar-operator/config/
+component examples/bar-operator/config/stream "$OUT/examples/bar-operator-stream"
+if grep -rn 'ko://' "$OUT"; then
   echo "release.sh: an image was left unresolved" >&2
   exit 1
 fi
 echo "$OUT/foo-operator.yaml"
-echo "$OUT/foo-operator-broker.yaml"
+echo "$OUT/operator-stream/"
+echo "$OUT/foo-operator-stream/"
+echo "$OUT/examples/"

@@ -158,14 +158,34 @@ func (c *ControlPlane) PrivilegeUse(files []string, role, user, agent string) (P
 
 // PrivilegeUseIn is PrivilegeUse of any API server's JSON audit log.
 func PrivilegeUseIn(auditLog string, files []string, role, user, agent string) (PrivilegeUse, error) {
-	granted := map[string]bool{}
+	roles := map[string]string{}
 	for _, f := range files {
+		roles[f] = role
+	}
+	granted, err := GrantedRulesOf(roles)
+	if err != nil {
+		return PrivilegeUse{}, err
+	}
+	return PrivilegeUseOf(auditLog, granted, user, agent)
+}
+
+// GrantedRulesOf is what the roles grant together, by file the role's name
+// (the ClusterRoles that an aggregated one gathers, say).
+func GrantedRulesOf(roles map[string]string) (map[string]bool, error) {
+	granted := map[string]bool{}
+	for f, role := range roles {
 		rules, err := GrantedRules(f, role)
 		if err != nil {
-			return PrivilegeUse{}, err
+			return nil, err
 		}
 		maps.Copy(granted, rules)
 	}
+	return granted, nil
+}
+
+// PrivilegeUseOf compares the requests that user made through agent with
+// the rules granted (see GrantedRules), in any API server's JSON audit log.
+func PrivilegeUseOf(auditLog string, granted map[string]bool, user, agent string) (PrivilegeUse, error) {
 	events, _, err := ReadAuditLog(auditLog, 0, user, agent)
 	if err != nil {
 		return PrivilegeUse{}, err

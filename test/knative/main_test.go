@@ -180,7 +180,7 @@ func install() error {
 		return err
 	}
 	fmt.Printf("knative: release made and applied in %v\n", time.Since(start).Round(time.Millisecond))
-	for _, file := range []string{release, releaseBroker} {
+	for _, file := range []string{release, releaseBar, "_output/release/operator-stream/operator-stream.yaml"} {
 		b, err := os.ReadFile(filepath.Join(root, file))
 		if err != nil {
 			return err
@@ -194,11 +194,8 @@ func install() error {
 	return nil
 }
 
-// The release's files (hack/release.sh), from the repository's root.
-const (
-	release       = "_output/release/foo-operator.yaml"
-	releaseBroker = "_output/release/foo-operator-broker.yaml"
-)
+// The release's file (hack/release.sh), from the repository's root.
+const release = "_output/release/foo-operator.yaml"
 
 // namespace makes a namespace for one test and deletes it afterwards, and
 // returns once the sources deliver again: ApiServerSource passes its adapter
@@ -219,7 +216,7 @@ func namespace(t *testing.T) string {
 func sourcesDeliver(t *testing.T, ns string) {
 	t.Helper()
 	clustertest.Eventually(t, 3*time.Minute, "the adapters restarted with namespace "+ns, func(ctx context.Context) (bool, string) {
-		deps, err := kube.AppsV1().Deployments(system).List(ctx, metav1.ListOptions{LabelSelector: adapterSelector})
+		deps, err := kube.AppsV1().Deployments(adapterNamespace).List(ctx, metav1.ListOptions{LabelSelector: adapterSelector})
 		if err != nil {
 			return false, err.Error()
 		}
@@ -241,7 +238,7 @@ func sourcesDeliver(t *testing.T, ns string) {
 				return false, fmt.Sprintf("%s rolling out: %+v", d.Name, s)
 			}
 		}
-		pods, err := kube.CoreV1().Pods(system).List(ctx, metav1.ListOptions{LabelSelector: adapterSelector})
+		pods, err := kube.CoreV1().Pods(adapterNamespace).List(ctx, metav1.ListOptions{LabelSelector: adapterSelector})
 		if err != nil {
 			return false, err.Error()
 		}
@@ -264,11 +261,16 @@ func sourcesDeliver(t *testing.T, ns string) {
 }
 
 // adapterSelector selects the ApiServerSources' adapters, of which config/
-// makes one.
+// makes one, and so does the shared stream.
 const (
 	adapterSelector = "eventing.knative.dev/source=apiserver-source-controller"
 	adapters        = 1
 )
+
+// adapterNamespace is where the adapter that sends the Foos' events runs:
+// the operator's own (direct wiring), or the shared stream's
+// (TestBrokerWiring).
+var adapterNamespace = system
 
 // canaries is the namespace of the canary Foos (see sourcesDeliver).
 const canaries = "e2e-canaries"
@@ -338,6 +340,11 @@ func ready(ctx context.Context, gvr schema.GroupVersionResource, ns, name string
 	if err != nil {
 		return false, err.Error()
 	}
+	return readyOf(u)
+}
+
+// readyOf tells whether u's Ready condition is True, of its generation.
+func readyOf(u *unstructured.Unstructured) (bool, string) {
 	// A Ready of an older generation says nothing of the change just made
 	// (a new revision's env, a source's sink).
 	if observed, _, _ := unstructured.NestedInt64(u.Object, "status", "observedGeneration"); observed != u.GetGeneration() {

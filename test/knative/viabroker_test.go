@@ -22,6 +22,8 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -36,6 +38,7 @@ import (
 	"knative.dev/pkg/ptr"
 
 	"github.com/frugal-operator/foo-operator/test/clustertest"
+	"github.com/frugal-operator/foo-operator/test/controlplane"
 	"github.com/frugal-operator/foo-operator/test/localenv"
 )
 
@@ -46,45 +49,89 @@ var (
 	pingGVR    = schema.GroupVersionResource{Group: "sources.knative.dev", Version: "v1", Resource: "pingsources"}
 )
 
-const deadLetters = "foo-dead-letters"
+// The shared stream (stream/) as the release installs it.
+const (
+	stream      = "operator-stream"
+	deadLetters = "dead-letters"
+)
 
-// 9. Broker wiring: kubectl apply -f the release's broker file
-// (config/broker/) points the same sources at a Broker whose Triggers
-// deliver to the reconciler, with retries and a dead-letter sink. It runs
-// last: the cluster stays in broker wiring.
+// streamOverlay is the cluster's kustomization of the stream: the release's
+// stream, with the Components of the members named.
+func streamOverlay(t *testing.T, members ...string) string {
+	t.Helper()
+	dir := filepath.Join(root, "_output", "stream-e2e")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	k := "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n- ../release/operator-stream\ncomponents:\n"
+	for _, m := range members {
+		k += "- ../release/" + m + "\n"
+	}
+	if err := os.WriteFile(filepath.Join(dir, "kustomization.yaml"), []byte(k), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// The members' Components in the release.
+const (
+	fooMember = "foo-operator-stream"
+	barMember = "examples/bar-operator-stream"
+)
+
+// 9. The shared stream: the Foo operator and the example Bar operator join
+// it as users do (kubectl apply -k of a kustomization naming the stream and
+// both Components, then each operator's own ApiServerSource deleted), and
+// one adapter delivers for both, through one Broker, with retries and a
+// dead-letter sink. It runs last; its last subtest switches the Foo operator
+// back to direct wiring.
 func TestBrokerWiring(t *testing.T) {
-	// Foos made while the source switches sinks (its adapter rolls out):
-	// each converges within 10 s of the new adapter delivering.
+	ctx := context.Background()
+	// Foos made while the operators switch (the stream's adapter starts, the
+	// operators' own adapters go): each converges within 10 s of the
+	// stream's adapter delivering.
 	switching := namespace(t)
 	const made = 5
-	if err := kubectl("apply", "-f", releaseBroker); err != nil {
-		t.Fatal("kubectl apply -f", releaseBroker+":", err)
+	if err := kubectl("apply", "-f", releaseBar); err != nil {
+		t.Fatal("kubectl apply -f", releaseBar+":", err)
+	}
+	clustertest.Eventually(t, 3*time.Minute, "the Bar operator is Ready", func(ctx context.Context) (bool, string) {
+		return ready(ctx, ksvcGVR, barSystem, "bar-reconciler")
+	})
+	overlay := streamOverlay(t, fooMember, barMember)
+	if err := kubectl("apply", "-k", overlay); err != nil {
+		t.Fatal("kubectl apply -k", overlay+":", err)
 	}
 	for i := range made {
 		createFoo(t, newFoo(switching, fmt.Sprintf("foo-%d", i), fmt.Sprintf("dep-%d", i), 0))
 	}
 	clustertest.Eventually(t, 3*time.Minute, "the Broker is Ready", func(ctx context.Context) (bool, string) {
-		return ready(ctx, brokerGVR, system, "operators")
+		return ready(ctx, brokerGVR, stream, "operators")
 	})
-	for _, name := range []string{"foo-reconciler-foos", "foo-reconciler-deployments", "foo-reconciler-sources", "foo-reconciler-resync"} {
+	for _, name := range []string{"foo-reconciler-foos", "foo-reconciler-deployments", "foo-reconciler-sources", "bar-reconciler-bars", "bar-reconciler-configmaps", "bar-reconciler-sources"} {
 		clustertest.Eventually(t, 3*time.Minute, "Trigger "+name+" is Ready", func(ctx context.Context) (bool, string) {
-			return ready(ctx, triggerGVR, system, name)
+			return ready(ctx, triggerGVR, stream, name)
 		})
 	}
-	for _, name := range []string{"foos"} {
-		clustertest.Eventually(t, 3*time.Minute, "ApiServerSource "+name+" sends to the Broker", func(ctx context.Context) (bool, string) {
-			u, err := dyn.Resource(sourceGVR).Namespace(system).Get(ctx, name, metav1.GetOptions{})
-			if err != nil {
-				return false, err.Error()
-			}
-			sink, _, _ := unstructured.NestedString(u.Object, "status", "sinkUri")
-			ok, msg := ready(ctx, sourceGVR, system, name)
-			return ok && strings.Contains(sink, "broker-ingress"), fmt.Sprintf("sink %q, %s", sink, msg)
-		})
-	}
-	clustertest.Eventually(t, 3*time.Minute, "the dead-letter sink is Ready", func(ctx context.Context) (bool, string) {
-		return ready(ctx, ksvcGVR, system, deadLetters)
+	clustertest.Eventually(t, 3*time.Minute, "the stream's ApiServerSource sends to the Broker", func(ctx context.Context) (bool, string) {
+		u, err := dyn.Resource(sourceGVR).Namespace(stream).Get(ctx, "operators", metav1.GetOptions{})
+		if err != nil {
+			return false, err.Error()
+		}
+		sink, _, _ := unstructured.NestedString(u.Object, "status", "sinkUri")
+		ok, msg := ready(ctx, sourceGVR, stream, "operators")
+		return ok && strings.Contains(sink, "broker-ingress"), fmt.Sprintf("sink %q, %s", sink, msg)
 	})
+	clustertest.Eventually(t, 3*time.Minute, "the dead-letter sink is Ready", func(ctx context.Context) (bool, string) {
+		return ready(ctx, ksvcGVR, stream, deadLetters)
+	})
+	// The operators' own adapters go: the stream's replaces them.
+	for _, own := range [][2]string{{system, "foos"}, {barSystem, "bars"}} {
+		if err := kubectl("-n", own[0], "delete", "apiserversource", own[1]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	adapterNamespace = stream
 	sourcesDeliver(t, switching)
 	delivering := time.Now()
 	clustertest.Eventually(t, 2*time.Minute, "the Foos made during the switch converged", func(ctx context.Context) (bool, string) {
@@ -92,17 +139,29 @@ func TestBrokerWiring(t *testing.T) {
 	})
 	took := time.Since(delivering)
 	if took > 10*time.Second {
-		t.Errorf("the Foos made during the switch converged %v after the new adapter delivered, want within 10 s", took.Round(time.Millisecond))
+		t.Errorf("the Foos made during the switch converged %v after the stream's adapter delivered, want within 10 s", took.Round(time.Millisecond))
 	}
-	t.Logf("the Foos made during the switch converged %v after the new adapter delivered", took.Round(time.Millisecond))
+	t.Logf("the Foos made during the switch converged %v after the stream's adapter delivered", took.Round(time.Millisecond))
+	clustertest.Eventually(t, 2*time.Minute, "one adapter in the cluster", func(ctx context.Context) (bool, string) {
+		deps, err := kube.AppsV1().Deployments("").List(ctx, metav1.ListOptions{LabelSelector: adapterSelector})
+		if err != nil {
+			return false, err.Error()
+		}
+		var names []string
+		for _, d := range deps.Items {
+			names = append(names, d.Namespace+"/"+d.Name)
+		}
+		return len(names) == 1, fmt.Sprintf("adapter Deployments %v", names)
+	})
 
+	t.Run("a Bar through the same adapter", func(t *testing.T) { barConverges(t, switching) })
 	t.Run("lifecycle", func(t *testing.T) {
 		ns := namespace(t)
 		createFoo(t, newFoo(ns, "web", "web", 1))
 		available(t, ns, "web", 1)
 		patchFoo(t, ns, "web", `{"spec":{"replicas":2}}`)
 		available(t, ns, "web", 2)
-		if err := kube.AppsV1().Deployments(ns).Delete(context.Background(), "web", metav1.DeleteOptions{}); err != nil {
+		if err := kube.AppsV1().Deployments(ns).Delete(ctx, "web", metav1.DeleteOptions{}); err != nil {
 			t.Fatal(err)
 		}
 		available(t, ns, "web", 2)
@@ -113,6 +172,125 @@ func TestBrokerWiring(t *testing.T) {
 	t.Run("a burst converges while the reconciler pod is deleted twice", burstWithPodDeletions)
 	t.Run("a subscriber that keeps failing dead-letters its events", failingSubscriberDeadLetters)
 	t.Run("a malformed event is dead-lettered at once, not retried", malformedEventDeadLettered)
+	t.Run("the stream's reader used its members' rules only", streamLeastPrivilege)
+	t.Run("back to direct wiring", backToDirect)
+}
+
+// The example Bar operator as its release installs it.
+const (
+	barSystem  = "bar-operator"
+	releaseBar = "_output/release/examples/bar-operator.yaml"
+)
+
+var barGVR = schema.GroupVersionResource{Group: "example.frugal-operator.dev", Version: "v1alpha1", Resource: "bars"}
+
+// barConverges makes a Bar in ns: it is Ready, its ConfigMap made, through
+// the stream's adapter and the Bar reconciler's Triggers.
+func barConverges(t *testing.T, ns string) {
+	ctx := context.Background()
+	bar := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "example.frugal-operator.dev/v1alpha1",
+		"kind":       "Bar",
+		"metadata":   map[string]any{"name": "shared", "namespace": ns},
+		"spec":       map[string]any{"data": map[string]any{"greeting": "hello"}},
+	}}
+	if _, err := dyn.Resource(barGVR).Namespace(ns).Create(ctx, bar, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	clustertest.Eventually(t, 2*time.Minute, "the Bar is Ready with its ConfigMap", func(ctx context.Context) (bool, string) {
+		u, err := dyn.Resource(barGVR).Namespace(ns).Get(ctx, "shared", metav1.GetOptions{})
+		if err != nil {
+			return false, err.Error()
+		}
+		observed, _, _ := unstructured.NestedInt64(u.Object, "status", "observedGeneration")
+		cm, _, _ := unstructured.NestedString(u.Object, "status", "configMapName")
+		ok, msg := readyOf(u)
+		return ok && observed == u.GetGeneration() && cm == "shared", fmt.Sprintf("%s, ConfigMap %q", msg, cm)
+	})
+	if _, err := kube.CoreV1().ConfigMaps(ns).Get(ctx, "shared", metav1.GetOptions{}); err != nil {
+		t.Fatal("the Bar's ConfigMap:", err)
+	}
+}
+
+// streamLeastPrivilege: the stream's adapter runs as the stream's
+// ServiceAccount, and what it asked of the API server (the audit log) was
+// granted by the rules its members' Components and the stream aggregate,
+// refused nothing, and needed nothing more. (TestLeastPrivilege has the
+// operator's own accounts.)
+func streamLeastPrivilege(t *testing.T) {
+	pods, err := kube.CoreV1().Pods(stream).List(context.Background(), metav1.ListOptions{LabelSelector: adapterSelector})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range pods.Items {
+		if p.Spec.ServiceAccountName != "stream-watcher" {
+			t.Errorf("adapter pod %s runs as %q, want stream-watcher", p.Name, p.Spec.ServiceAccountName)
+		}
+	}
+	granted, err := controlplane.GrantedRulesOf(map[string]string{
+		filepath.Join(root, "stream", "200-rbac.yaml"):                                               "operator-stream-sources",
+		filepath.Join(root, "config", "stream", "200-clusterroles.yaml"):                             "foo-operator-stream",
+		filepath.Join(root, "examples", "bar-operator", "config", "stream", "200-clusterroles.yaml"): "bar-operator-stream",
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	auditLog := filepath.Join(root, "_output", "cluster", "logs", "audit.log")
+	u, err := controlplane.PrivilegeUseOf(auditLog, granted, "system:serviceaccount:"+stream+":stream-watcher", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(u.Refused) > 0 || len(u.Ungranted) > 0 {
+		t.Errorf("stream-watcher: %v", u)
+	}
+	// Eventing's access check asks for get too, which the adapter never uses.
+	t.Logf("stream-watcher: granted and not used: %v", u.Unused)
+}
+
+// backToDirect leaves the stream as a user does: the Foo operator's release
+// applied again (its own ApiServerSource back), its Component taken out of
+// the cluster's kustomization, which is applied again, and its Triggers and
+// ClusterRole deleted. Foos made meanwhile converge within 10 s of the Foo
+// operator's own adapter delivering. The Bar operator stays on the stream.
+func backToDirect(t *testing.T) {
+	ns := namespace(t)
+	const made = 5
+	if err := kubectl("apply", "-f", release); err != nil {
+		t.Fatal(err)
+	}
+	for i := range made {
+		createFoo(t, newFoo(ns, fmt.Sprintf("foo-%d", i), fmt.Sprintf("dep-%d", i), 0))
+	}
+	if err := kubectl("apply", "-k", streamOverlay(t, barMember)); err != nil {
+		t.Fatal(err)
+	}
+	if err := kubectl("-n", stream, "delete", "trigger", "-l", "app.kubernetes.io/part-of=foo-operator"); err != nil {
+		t.Fatal(err)
+	}
+	if err := kubectl("delete", "clusterrole", "foo-operator-stream"); err != nil {
+		t.Fatal(err)
+	}
+	adapterNamespace = system
+	sourcesDeliver(t, ns)
+	delivering := time.Now()
+	clustertest.Eventually(t, 2*time.Minute, "the Foos made during the switch back converged", func(ctx context.Context) (bool, string) {
+		return converged(ctx, ns, made)
+	})
+	took := time.Since(delivering)
+	if took > 10*time.Second {
+		t.Errorf("the Foos made during the switch back converged %v after the Foo operator's adapter delivered, want within 10 s", took.Round(time.Millisecond))
+	}
+	t.Logf("the Foos made during the switch back converged %v after the Foo operator's adapter delivered", took.Round(time.Millisecond))
+	u, err := dyn.Resource(sourceGVR).Namespace(stream).Get(context.Background(), "operators", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	resources, _, _ := unstructured.NestedSlice(u.Object, "spec", "resources")
+	for _, r := range resources {
+		if r, _ := r.(map[string]any); r["kind"] == "Foo" || r["kind"] == "Deployment" {
+			t.Errorf("the stream still watches %v for the Foo operator", r)
+		}
+	}
 }
 
 func patchFoo(t *testing.T, ns, name, patch string) {
@@ -216,7 +394,7 @@ func watchDeadLetters(t *testing.T) func() []string {
 	go func() {
 		defer close(done)
 		for ctx.Err() == nil {
-			pods, err := kube.CoreV1().Pods(system).List(ctx, metav1.ListOptions{LabelSelector: "serving.knative.dev/service=" + deadLetters})
+			pods, err := kube.CoreV1().Pods(stream).List(ctx, metav1.ListOptions{LabelSelector: "serving.knative.dev/service=" + deadLetters})
 			if err == nil {
 				mu.Lock()
 				for _, p := range pods.Items {
@@ -246,12 +424,12 @@ func deadLettered(t *testing.T, within time.Duration, want ...string) string {
 	t.Helper()
 	var found string
 	clustertest.Eventually(t, within, fmt.Sprintf("the dead-letter sink logs an event with %q", want), func(ctx context.Context) (bool, string) {
-		pods, err := kube.CoreV1().Pods(system).List(ctx, metav1.ListOptions{LabelSelector: "serving.knative.dev/service=" + deadLetters})
+		pods, err := kube.CoreV1().Pods(stream).List(ctx, metav1.ListOptions{LabelSelector: "serving.knative.dev/service=" + deadLetters})
 		if err != nil {
 			return false, err.Error()
 		}
 		for _, p := range pods.Items {
-			logs, err := kube.CoreV1().Pods(system).GetLogs(p.Name, &corev1.PodLogOptions{Container: "user-container"}).DoRaw(ctx)
+			logs, err := kube.CoreV1().Pods(stream).GetLogs(p.Name, &corev1.PodLogOptions{Container: "user-container"}).DoRaw(ctx)
 			if err != nil {
 				continue
 			}
@@ -285,7 +463,7 @@ func failingSubscriberDeadLetters(t *testing.T) {
 	trigger := &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "eventing.knative.dev/v1",
 		"kind":       "Trigger",
-		"metadata":   map[string]any{"name": "always-fails", "namespace": system},
+		"metadata":   map[string]any{"name": "always-fails", "namespace": stream},
 		"spec": map[string]any{
 			"broker":  "operators",
 			"filters": []any{map[string]any{"exact": map[string]any{"namespace": ns}}},
@@ -301,14 +479,14 @@ func failingSubscriberDeadLetters(t *testing.T) {
 			},
 		},
 	}}
-	if _, err := dyn.Resource(triggerGVR).Namespace(system).Create(ctx, trigger, metav1.CreateOptions{}); err != nil {
+	if _, err := dyn.Resource(triggerGVR).Namespace(stream).Create(ctx, trigger, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		_ = dyn.Resource(triggerGVR).Namespace(system).Delete(context.Background(), "always-fails", metav1.DeleteOptions{})
+		_ = dyn.Resource(triggerGVR).Namespace(stream).Delete(context.Background(), "always-fails", metav1.DeleteOptions{})
 	})
 	clustertest.Eventually(t, 2*time.Minute, "the failing Trigger is Ready", func(ctx context.Context) (bool, string) {
-		return ready(ctx, triggerGVR, system, "always-fails")
+		return ready(ctx, triggerGVR, stream, "always-fails")
 	})
 	createFoo(t, newFoo(ns, "doomed", "doomed", 0))
 	deadLettered(t, 3*time.Minute, "namespaces/"+ns+"/foos/doomed", "knativeerrordest: "+failing)
@@ -328,7 +506,7 @@ func malformedEventDeadLettered(t *testing.T) {
 	}
 	id := "malformed-" + string(uuid.NewUUID())
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost,
-		fmt.Sprintf("http://%s/%s/operators", ingress.Spec.ClusterIP, system), bytes.NewBufferString("{not a Foo"))
+		fmt.Sprintf("http://%s/%s/operators", ingress.Spec.ClusterIP, stream), bytes.NewBufferString("{not a Foo"))
 	if err != nil {
 		t.Fatal(err)
 	}
