@@ -31,8 +31,9 @@ if [[ ${1:-} == --knative ]]; then
   hack/cluster/install.sh >/dev/null
   kubectl() { "$(hack/build-tools.sh --path kubectl)" --kubeconfig _output/cluster/kubeconfig "$@"; }
   # The adapters restart when their sink or the namespaces change, and what
-  # changes before a new adapter lists is not sent (the resync restores it
-  # within 5 minutes): wait for them to point at the Service and settle.
+  # changes before a new adapter lists is not sent (the resync that the new
+  # adapter asks for restores it): wait for them to point at the Service and
+  # settle.
   kubectl -n foo-operator wait apiserversource --all --timeout=3m \
     --for=jsonpath='{.status.sinkUri}'=http://foo-reconciler.foo-operator.svc.cluster.local >/dev/null
   kubectl -n foo-operator rollout status deployment --timeout=3m \

@@ -14,8 +14,8 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-// Command dead-letters is the broker wiring's dead-letter sink
-// (config/broker/400-dead-letters.yaml): it logs every CloudEvent the broker
+// Command dead-letters is the shared stream's dead-letter sink
+// (stream/300-broker.yaml): it logs every CloudEvent the broker
 // could not deliver, with its attributes, the broker's knativeerror*
 // extensions and its data, as eventing's event_display does, and keeps
 // nothing else. Built from this module, it is pinned by digest in the

@@ -18,7 +18,7 @@
 # ko at install time. The cluster supplies what is local: the registry the
 # release's images go to, and the base image (.ko.yaml's distroless base is
 # on gcr.io, which this machine cannot reach). Extra arguments go to kubectl
-# apply (for instance -f _output/release/foo-operator-broker.yaml).
+# apply (for instance -f _output/release/examples/bar-operator.yaml).
 set -euo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 cd "$ROOT"

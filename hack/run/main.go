@@ -42,7 +42,7 @@ import (
 
 func main() {
 	once := flag.Bool("once", false, "Run, print, and exit (non-interactive, for CI).")
-	resync := flag.Duration("resync-interval", 5*time.Minute, "How often to send the resync event, as the PingSource would.")
+	resync := flag.Duration("resync-interval", time.Hour, "How often to send the resync event, as the PingSource would (config/600-sources.yaml: hourly).")
 	flag.Parse()
 	if err := run(*once, *resync); err != nil {
 		fmt.Fprintln(os.Stderr, "error:", err)

@@ -162,8 +162,9 @@ func TestUpgradeKeepsEveryFoo(t *testing.T) {
 		return ok && got == image, fmt.Sprintf("image %s, %s", got, msg)
 	})
 	// A release that changes the sources rolls their adapters, which send
-	// nothing for what changed before they watch: then the ping (every 5
-	// minutes) converges those Foos.
+	// nothing for what changed before they watch: the resync that the new
+	// adapter asks for (receiver.SourceKind) converges those Foos, or the
+	// cold start's.
 	for _, name := range append(beforeTheUpgrade, duringTheUpgrade...) {
 		want := int32(1)
 		if name == "changed" {
