@@ -14,11 +14,21 @@
 # limitations under the License.
 
 # Measures the operator on real Knative beside the classic sample-controller
-# deployed on the same cluster as a pod (bench/knative): wake-ups from zero,
-# the idle footprint at N Foos, and a burst through the broker. Brings the
-# one-node cluster up and installs the operator if needed; leaves it up, in
-# broker wiring. Writes bench/results/<time>-knative/{results.md,results.json}.
-# Flags go to bench/knative (-wakeups 10 -n 1000 -idle 1m -burst 1000).
+# deployed on the same cluster as a pod (bench/knative): wake-ups from zero;
+# the idle bill in two phases, the Foo operator alone in direct wiring, then
+# the Foo and the example Bar operators on the shared event stream (pods,
+# pod-seconds, working set, CPU and requests of each operator's pods, of the
+# stream's shared pods and of Knative's own), with what one more operator
+# costs and the break-even number of operators; and bursts of Foos, the
+# classic and ours in each wiring, with our reconciler's requests from the
+# audit log. Brings the one-node cluster up, installs the operator and builds
+# the classic's image if needed; installs the Bar operator and switches both
+# operators to the stream (_output/stream-bench), and leaves the cluster so:
+# in stream wiring. Writes bench/results/<time>-knative/{results.md,
+# results.json,chart.png} (chart.png: hack/tools/chart/bars, the idle bill's
+# memory per operator and shared). Flags go to bench/knative (-wakeups 5
+# -n 1000 -idle 10m -burst 1000; -burst 0 skips the bursts). It takes
+# roughly 2 × -idle plus 40 minutes.
 set -euo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/cluster/lib.sh"
 cd "$ROOT"
@@ -42,3 +52,5 @@ kubectl apply -f bench/knative/classic.yaml >/dev/null
 
 out=bench/results/$(date -u +%Y-%m-%dT%H-%M)-knative
 KUBECTL=$(tool kubectl) go run ./bench/knative -out "$out" "$@"
+(cd hack/tools/chart && go run ./bars "$ROOT/$out/results.json" "$ROOT/$out/chart.png")
+echo "chart: $out/chart.png"

@@ -17,588 +17,258 @@ limitations under the License.
 // Command knative measures the operator on real Knative (the one-node
 // cluster of hack/cluster) beside the classic informer-based
 // k8s.io/sample-controller deployed on the same cluster as a pod, with its
-// client raised to the reconciler's limit (200 requests/s, burst 400):
+// client raised to the reconciler's limit (200 requests/s, burst 400). In
+// order:
 //
-//   - the wake-up from zero: a Foo created while the reconciler has no pod,
-//     to its Deployment existing (and, for scale, the same with a pod warm);
-//   - the idle footprint with N Foos of each kind converged: pods, memory
-//     (the kubelet's working set) and CPU over an idle window;
-//   - a burst of Foos, to all of them converged: the classic through its
-//     informers; ours through the Broker (config/broker/), in parallel.
+//  1. every namespace it uses is made first (each namespace made rolls the
+//     ApiServerSource adapters), and the Foo operator is in direct wiring (a
+//     run that finds the stream watching Foos takes it back first);
+//  2. wake-ups from zero: a Foo created while the reconciler has no pod, to
+//     its Deployment existing (and, for scale, the same with a pod warm);
+//  3. phase 1, one operator in direct wiring: N converged Foos of each kind,
+//     then the idle bill over -idle, sampled every second: every pod of the
+//     classic, of the Foo reconciler (each counted until it is gone), of
+//     Foo's own adapter and of Knative (Serving, Eventing, the broker's data
+//     plane): pod-seconds, working set, CPU and requests;
+//  4. the direct burst pair: -burst classic Foos, then -burst of ours, each
+//     in a fresh namespace, timed to the first reconcile of every Foo, to
+//     every Deployment observed by the deployment controller and (ours) to
+//     every Foo Ready; our reconciler's requests binned by second from the
+//     audit log;
+//  5. phase 2, two operators on the shared stream: the example Bar operator
+//     installed, both switched to the stream as test/knative's
+//     TestBrokerWiring does, N converged Bars, then the idle bill again with
+//     the Bar reconciler, the stream's adapter and dead letters;
+//  6. the stream burst pair, the other way round: ours, then the classic in
+//     a second fresh namespace;
+//  7. what one more operator costs, the break-even number of operators, and
+//     results.md and results.json (with the data of chart.png, which
+//     hack/bench-knative.sh draws).
 //
 // Foos ask for 0 replicas: a one-node cluster cannot run thousands of pods.
-// hack/bench-knative.sh brings the cluster up, installs the operator and
-// runs it; results go to bench/results/<time>-knative/results.md.
+// A run can be started again: objects that exist are left as they are,
+// except a burst's namespace, emptied of what an interrupted run left there.
+// The cluster is left in stream wiring. hack/bench-knative.sh brings the
+// cluster up, installs the operator and runs it; results go to
+// bench/results/<time>-knative/.
 package main
 
 import (
 	"context"
-	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
-	"io"
-	"math"
 	"os"
-	"os/exec"
-	"path/filepath"
-	"slices"
-	"strings"
-	"sync"
+	"strconv"
 	"time"
-
-	corev1 "k8s.io/api/core/v1"
-	apierrs "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/util/wait"
-	"k8s.io/client-go/dynamic"
-	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/tools/clientcmd"
-	"knative.dev/pkg/ptr"
-
-	samplesv1alpha1 "github.com/frugal-operator/foo-operator/pkg/apis/samplecontroller/v1alpha1"
-	"github.com/frugal-operator/foo-operator/pkg/client/clientset/versioned"
 )
 
+// The namespaces the bench makes, all at the start.
 const (
-	system   = "foo-operator"
-	service  = "foo-reconciler"
-	classic  = "classic-sample-controller"
-	registry = "localhost:5000"
+	nsWake          = "bench-wake"
+	nsCanaries      = "bench-canaries"
+	nsOurs          = "bench-ours"
+	nsClassic       = "bench-classic"
+	nsBars          = "bench-bars"
+	nsBurstClassic1 = "burst-classic-1"
+	nsBurstDirect   = "burst-ours-direct"
+	nsBurstStream   = "burst-ours-stream"
+	nsBurstClassic2 = "burst-classic-2"
 )
 
-var (
-	classicGVR = schema.GroupVersionResource{Group: "samplecontroller.k8s.io", Version: "v1alpha1", Resource: "foos"}
-	brokerGVR  = schema.GroupVersionResource{Group: "eventing.knative.dev", Version: "v1", Resource: "brokers"}
+// benchNamespaces are every namespace the bench makes Foos or Bars in.
+var benchNamespaces = []string{nsWake, nsCanaries, nsOurs, nsClassic, nsBars, nsBurstClassic1, nsBurstDirect, nsBurstStream, nsBurstClassic2}
 
-	kube kubernetes.Interface
-	foos versioned.Interface
-	dyn  dynamic.Interface
-)
-
+// results is every figure of a run, as results.json holds it.
 type results struct {
-	WakeUps   []time.Duration `json:"wakeUps"`
-	Warm      []time.Duration `json:"warm"`
-	N         int             `json:"n"`
-	Idle      time.Duration   `json:"idle"`
-	IdleOurs  footprint       `json:"idleOurs"`
-	IdleClass footprint       `json:"idleClassic"`
-	Adapters  footprint       `json:"adapters"`
-	Burst     int             `json:"burst"`
-	BurstOurs time.Duration   `json:"burstOurs"`
-	BurstCl   time.Duration   `json:"burstClassic"`
-}
-
-// footprint is what pods used over the idle window.
-type footprint struct {
-	Pods         int     `json:"pods"`
-	PodSeconds   float64 `json:"podSeconds"`
-	WorkingSetMi float64 `json:"workingSetMiB"`
-	CPUMillis    float64 `json:"cpuMillicores"`
+	Started        time.Time     `json:"started"`
+	WakeUps        int           `json:"wakeUps"`
+	N              int           `json:"n"`
+	IdleSeconds    float64       `json:"idleSeconds"`
+	Burst          int           `json:"burst"`
+	Notes          []string      `json:"notes,omitempty"`
+	FromZero       []float64     `json:"fromZeroSeconds"`
+	Warm           []float64     `json:"warmSeconds"`
+	Direct         phase         `json:"direct"`
+	Stream         phase         `json:"stream"`
+	Bursts         []burstResult `json:"bursts,omitempty"`
+	ControllerPace pace          `json:"controllerManager"`
+	Cost           cost          `json:"cost"`
+	Chart          chart         `json:"chart"`
 }
 
 func main() {
-	wakeups := flag.Int("wakeups", 10, "wake-ups from zero to time")
-	n := flag.Int("n", 1000, "converged Foos of each kind during the idle window")
-	idle := flag.Duration("idle", time.Minute, "the idle window")
-	burst := flag.Int("burst", 1000, "Foos of each kind in the burst (0: no burst, and no switch to the broker wiring)")
+	wakeups := flag.Int("wakeups", 5, "wake-ups from zero to time")
+	n := flag.Int("n", 1000, "converged Foos of each kind (and Bars) during the idle windows")
+	idle := flag.Duration("idle", 10*time.Minute, "each idle window (one per phase)")
+	burst := flag.Int("burst", 1000, "Foos in each burst (0: no burst)")
 	out := flag.String("out", "", "folder for results.md and results.json")
 	flag.Parse()
-	if err := run(*wakeups, *n, *idle, *burst, *out); err != nil {
+	r := &results{Started: time.Now().UTC(), WakeUps: *wakeups, N: *n, IdleSeconds: idle.Seconds(), Burst: *burst}
+	if err := run(context.Background(), r, *idle, *out); err != nil {
 		fmt.Fprintln(os.Stderr, "knative:", err)
 		os.Exit(1)
 	}
 }
 
+// logf prints a line of progress, with the time.
 func logf(format string, args ...any) {
 	fmt.Printf("%s "+format+"\n", append([]any{time.Now().Format("15:04:05")}, args...)...)
 }
 
-func run(wakeups, n int, idle time.Duration, burst int, out string) error {
-	ctx := context.Background()
-	cfg, err := clientcmd.BuildConfigFromFlags("", filepath.Join("_output", "cluster", "kubeconfig"))
+// run does the whole bench, in the order the package's doc gives. If a
+// step fails, what was measured until then is written all the same, with
+// the error in its notes.
+func run(ctx context.Context, r *results, idle time.Duration, out string) error {
+	if err := connect(); err != nil {
+		return err
+	}
+	err := measure(ctx, r, idle)
 	if err != nil {
-		return err
+		r.Notes = append(r.Notes, "The run stopped early: "+err.Error())
 	}
-	cfg.QPS, cfg.Burst = 500, 1000
-	kube, foos, dyn = kubernetes.NewForConfigOrDie(cfg), versioned.NewForConfigOrDie(cfg), dynamic.NewForConfigOrDie(cfg)
-	r := results{N: n, Idle: idle, Burst: burst}
-
-	// Every namespace first: each one made restarts the sources' adapters
-	// (see docs/performance.md), and what happens before a new adapter lists is lost.
-	for _, ns := range []string{"bench-wake", "bench-ours", "bench-classic", "burst-classic", "burst-ours"} {
-		if err := namespace(ctx, ns); err != nil {
-			return err
-		}
+	r.ControllerPace = controllerManagerPace()
+	if len(r.Direct.Rows) > 0 && len(r.Stream.Rows) > 0 {
+		r.Cost = costOf(r.Direct, r.Stream)
+		r.Chart = chartOf(r.Cost)
 	}
-	if err := adaptersSettled(ctx, "burst-ours"); err != nil {
-		return err
-	}
-	logf("wake-ups from zero: %d", wakeups)
-	for i := range wakeups {
-		if err := atZero(ctx); err != nil {
-			return err
-		}
-		d, err := createAndTime(ctx, "bench-wake", fmt.Sprintf("cold-%02d", i))
-		if err != nil {
-			return err
-		}
-		logf("  from zero %d: %v", i+1, d)
-		r.WakeUps = append(r.WakeUps, d)
-		warm, err := createAndTime(ctx, "bench-wake", fmt.Sprintf("warm-%02d", i))
-		if err != nil {
-			return err
-		}
-		r.Warm = append(r.Warm, warm)
-	}
-
-	logf("the classic sample-controller as a pod")
-	if err := classicAvailable(ctx); err != nil {
-		return err
-	}
-	logf("%d Foos of each kind", n)
-	if err := populate(ctx, "bench-ours", "bench-classic", n); err != nil {
-		return err
-	}
-	logf("idle for %v", idle)
-	if err := atZero(ctx); err != nil {
-		return err
-	}
-	if r.IdleOurs, r.IdleClass, r.Adapters, err = measureIdle(ctx, idle); err != nil {
-		return err
-	}
-
-	if burst == 0 {
-		return write(r, out) // no burst, and the wiring left as it is
-	}
-	logf("burst of %d classic Foos", burst)
-	if r.BurstCl, err = timeBurst(ctx, "burst-classic", burst, true); err != nil {
-		return err
-	}
-	logf("  %v", r.BurstCl)
-	logf("broker wiring: kubectl apply -f config/broker/")
-	if err := brokerWiring(ctx); err != nil {
-		return err
-	}
-	if err := atZero(ctx); err != nil {
-		return err
-	}
-	logf("burst of %d Foos through the broker, from zero", burst)
-	if r.BurstOurs, err = timeBurst(ctx, "burst-ours", burst, false); err != nil {
-		return err
-	}
-	logf("  %v", r.BurstOurs)
-	return write(r, out)
-}
-
-func namespace(ctx context.Context, name string) error {
-	_, err := kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{})
-	if apierrs.IsAlreadyExists(err) {
-		return nil
+	if werr := write(r, out); werr != nil {
+		return errors.Join(err, werr)
 	}
 	return err
 }
 
-// adaptersSettled waits until the adapter runs, alone, with ns in its
-// configuration.
-func adaptersSettled(ctx context.Context, ns string) error {
-	return poll(ctx, 5*time.Minute, "the adapters restarted", func(ctx context.Context) (bool, error) {
-		deps, err := kube.AppsV1().Deployments(system).List(ctx, metav1.ListOptions{LabelSelector: adapterSelector})
-		if err != nil || len(deps.Items) != adapters {
-			return false, err
-		}
-		for _, d := range deps.Items {
-			config := ""
-			for _, e := range d.Spec.Template.Spec.Containers[0].Env {
-				if e.Name == "K_SOURCE_CONFIG" {
-					config = e.Value
-				}
-			}
-			s := d.Status
-			if !strings.Contains(config, `"`+ns+`"`) || s.ObservedGeneration != d.Generation || s.Replicas != 1 || s.UpdatedReplicas != 1 || s.AvailableReplicas != 1 {
-				return false, nil
-			}
-		}
-		n, _, err := pods(ctx, system, adapterSelector)
-		return n == adapters, err
-	})
-}
-
-// The adapters of config/'s ApiServerSources: one.
-const (
-	adapterSelector = "eventing.knative.dev/source=apiserver-source-controller"
-	adapters        = 1
-)
-
-func poll(ctx context.Context, within time.Duration, what string, cond func(ctx context.Context) (bool, error)) error {
-	if err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, within, true, cond); err != nil {
-		return fmt.Errorf("%s: %w", what, err)
-	}
-	return nil
-}
-
-// atZero waits until no reconciler pod serves (a terminating one gets no
-// requests).
-func atZero(ctx context.Context) error {
-	// Up to a ping's period and more: a ping wakes it for a minute.
-	return poll(ctx, 10*time.Minute, "the reconciler at zero", func(ctx context.Context) (bool, error) {
-		n, _, err := pods(ctx, system, "serving.knative.dev/service="+service)
-		return n == 0, err
-	})
-}
-
-// podsUntilGone names the pods that match the selector, terminating ones too.
-func podsUntilGone(ctx context.Context, ns, selector string) ([]string, error) {
-	list, err := kube.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: selector})
-	if err != nil {
-		return nil, err
-	}
-	var names []string
-	for _, p := range list.Items {
-		names = append(names, p.Name)
-	}
-	return names, nil
-}
-
-// pods counts the serving pods that match the selector and names them.
-func pods(ctx context.Context, ns, selector string) (int, []string, error) {
-	list, err := kube.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: selector})
-	if err != nil {
-		return 0, nil, err
-	}
-	var names []string
-	for _, p := range list.Items {
-		if p.DeletionTimestamp == nil {
-			names = append(names, p.Name)
-		}
-	}
-	return len(names), names, nil
-}
-
-func newFoo(ns, name string) *samplesv1alpha1.Foo {
-	return &samplesv1alpha1.Foo{
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
-		Spec:       samplesv1alpha1.FooSpec{DeploymentName: name, Replicas: ptr.Int32(0)},
-	}
-}
-
-func newClassicFoo(ns, name string) *unstructured.Unstructured {
-	return &unstructured.Unstructured{Object: map[string]any{
-		"apiVersion": "samplecontroller.k8s.io/v1alpha1",
-		"kind":       "Foo",
-		"metadata":   map[string]any{"name": name, "namespace": ns},
-		"spec":       map[string]any{"deploymentName": name, "replicas": int64(0)},
-	}}
-}
-
-// createAndTime creates one of our Foos and times it to its Deployment.
-func createAndTime(ctx context.Context, ns, name string) (time.Duration, error) {
-	start := time.Now()
-	if _, err := foos.SamplecontrollerV1alpha1().Foos(ns).Create(ctx, newFoo(ns, name), metav1.CreateOptions{}); err != nil {
-		return 0, err
-	}
-	err := poll(ctx, 3*time.Minute, "the Deployment of "+name, func(ctx context.Context) (bool, error) {
-		_, err := kube.AppsV1().Deployments(ns).Get(ctx, name, metav1.GetOptions{})
-		return err == nil, nil
-	})
-	return time.Since(start), err
-}
-
-// parallel runs f(0..n-1) on 32 workers and returns the first error.
-func parallel(n int, f func(i int) error) error {
-	var (
-		wg    sync.WaitGroup
-		mu    sync.Mutex
-		first error
-	)
-	work := make(chan int)
-	for range 32 {
-		wg.Go(func() {
-			for i := range work {
-				if err := f(i); err != nil {
-					mu.Lock()
-					if first == nil {
-						first = err
-					}
-					mu.Unlock()
-				}
-			}
-		})
-	}
-	for i := range n {
-		work <- i
-	}
-	close(work)
-	wg.Wait()
-	return first
-}
-
-// create makes n Foos of one kind in ns.
-func create(ctx context.Context, ns string, n int, isClassic bool) error {
-	if err := namespace(ctx, ns); err != nil {
-		return err
-	}
-	// A Foo there already (a run resumed) is left as it is.
-	return parallel(n, func(i int) error {
-		name := fmt.Sprintf("foo-%05d", i)
-		var err error
-		if isClassic {
-			_, err = dyn.Resource(classicGVR).Namespace(ns).Create(ctx, newClassicFoo(ns, name), metav1.CreateOptions{})
-		} else {
-			_, err = foos.SamplecontrollerV1alpha1().Foos(ns).Create(ctx, newFoo(ns, name), metav1.CreateOptions{})
-		}
-		if apierrs.IsAlreadyExists(err) {
-			return nil
-		}
-		return err
-	})
-}
-
-// converged tells whether all n Foos of ns have their Deployment and a status.
-func converged(ctx context.Context, ns string, n int, isClassic bool) (bool, error) {
-	deps, err := kube.AppsV1().Deployments(ns).List(ctx, metav1.ListOptions{ResourceVersion: "0"})
-	if err != nil || len(deps.Items) < n {
-		return false, err
-	}
-	done := 0
-	if isClassic {
-		list, err := dyn.Resource(classicGVR).Namespace(ns).List(ctx, metav1.ListOptions{ResourceVersion: "0"})
-		if err != nil {
-			return false, err
-		}
-		for _, u := range list.Items {
-			if u.Object["status"] != nil {
-				done++
-			}
-		}
-	} else {
-		list, err := foos.SamplecontrollerV1alpha1().Foos(ns).List(ctx, metav1.ListOptions{ResourceVersion: "0"})
-		if err != nil {
-			return false, err
-		}
-		for _, f := range list.Items {
-			if f.Status.ObservedGeneration == f.Generation {
-				done++
-			}
-		}
-	}
-	return done == n, nil
-}
-
-func populate(ctx context.Context, oursNS, classicNS string, n int) error {
-	if err := create(ctx, oursNS, n, false); err != nil {
-		return err
-	}
-	if err := create(ctx, classicNS, n, true); err != nil {
-		return err
-	}
-	for _, c := range []struct {
-		ns        string
-		isClassic bool
-	}{{oursNS, false}, {classicNS, true}} {
-		if err := poll(ctx, 15*time.Minute, c.ns+" converged", func(ctx context.Context) (bool, error) {
-			return converged(ctx, c.ns, n, c.isClassic)
-		}); err != nil {
+// measure runs the steps of the bench.
+func measure(ctx context.Context, r *results, idle time.Duration) error {
+	for _, ns := range benchNamespaces {
+		if err := ensureNamespace(ctx, ns); err != nil {
 			return err
 		}
 	}
+	note, err := ensureDirect(ctx)
+	if err != nil {
+		return err
+	}
+	if note != "" {
+		r.Notes = append(r.Notes, note)
+	}
+	if err := delivers(ctx, directWiring); err != nil {
+		return err
+	}
+	if err := timeWakeUps(ctx, r); err != nil {
+		return err
+	}
+	if err := directPhase(ctx, r, idle); err != nil {
+		return err
+	}
+	return streamPhase(ctx, r, idle)
+}
+
+// timeWakeUps times Foos created while the reconciler is at zero, each
+// followed by one created while its pod is warm.
+func timeWakeUps(ctx context.Context, r *results) error {
+	logf("wake-ups from zero: %d", r.WakeUps)
+	// Names of this run: a run started again finds the last one's Foos.
+	tag := strconv.FormatInt(time.Now().Unix(), 36)
+	for i := range r.WakeUps {
+		if err := atZero(ctx, fooReconciler); err != nil {
+			return err
+		}
+		cold, err := createAndTime(ctx, nsWake, fmt.Sprintf("cold-%s-%02d", tag, i))
+		if err != nil {
+			return err
+		}
+		logf("  from zero %d: %v", i+1, cold.Round(time.Millisecond))
+		warm, err := createAndTime(ctx, nsWake, fmt.Sprintf("warm-%s-%02d", tag, i))
+		if err != nil {
+			return err
+		}
+		r.FromZero = append(r.FromZero, cold.Seconds())
+		r.Warm = append(r.Warm, warm.Seconds())
+	}
 	return nil
 }
 
-// timeBurst creates n Foos at once and times them to all converged.
-func timeBurst(ctx context.Context, ns string, n int, isClassic bool) (time.Duration, error) {
-	if err := namespace(ctx, ns); err != nil {
-		return 0, err
+// directPhase is phase 1: the classic and the Foo operator in direct
+// wiring, N converged Foos each, the idle bill, then the direct burst pair
+// (the classic first).
+func directPhase(ctx context.Context, r *results, idle time.Duration) error {
+	logf("phase 1, one operator in direct wiring: the classic sample-controller as a pod")
+	if err := classicAvailable(ctx); err != nil {
+		return err
 	}
-	start := time.Now()
-	if err := create(ctx, ns, n, isClassic); err != nil {
-		return 0, err
+	logf("%d Foos of each kind", r.N)
+	if err := populate(ctx, r.N, []batch{{oursFoo, nsOurs}, {classicFoo, nsClassic}}); err != nil {
+		return err
 	}
-	err := wait.PollUntilContextTimeout(ctx, 250*time.Millisecond, 15*time.Minute, true, func(ctx context.Context) (bool, error) {
-		return converged(ctx, ns, n, isClassic)
-	})
-	return time.Since(start), err
-}
-
-// classicAvailable waits for the classic controller's Deployment (applied by
-// hack/bench-knative.sh) to be Available.
-func classicAvailable(ctx context.Context) error {
-	return poll(ctx, 3*time.Minute, "the classic controller Available", func(ctx context.Context) (bool, error) {
-		d, err := kube.AppsV1().Deployments(classic).Get(ctx, classic, metav1.GetOptions{})
-		if err != nil {
-			return false, nil
-		}
-		return d.Status.AvailableReplicas == 1, nil
-	})
-}
-
-// summary is the part of the kubelet's /stats/summary read here.
-type summary struct {
-	Pods []struct {
-		PodRef struct {
-			Name      string `json:"name"`
-			Namespace string `json:"namespace"`
-		} `json:"podRef"`
-		CPU struct {
-			UsageCoreNanoSeconds uint64 `json:"usageCoreNanoSeconds"`
-		} `json:"cpu"`
-		Memory struct {
-			WorkingSetBytes uint64 `json:"workingSetBytes"`
-		} `json:"memory"`
-	} `json:"pods"`
-}
-
-func stats(ctx context.Context) (map[string][2]uint64, error) {
-	b, err := kube.CoreV1().RESTClient().Get().AbsPath("/api/v1/nodes/onenode/proxy/stats/summary").DoRaw(ctx)
-	if err != nil {
-		return nil, err
+	if err := gone(ctx, 10*time.Minute, fooReconciler); err != nil {
+		return err
 	}
-	var s summary
-	if err := json.Unmarshal(b, &s); err != nil {
-		return nil, err
+	logf("idle for %v", idle)
+	var err error
+	if r.Direct, err = measureIdle(ctx, "one operator, direct wiring", idle, directGroups()); err != nil {
+		return fmt.Errorf("phase 1's idle bill: %w", err)
 	}
-	out := map[string][2]uint64{}
-	for _, p := range s.Pods {
-		out[p.PodRef.Namespace+"/"+p.PodRef.Name] = [2]uint64{p.CPU.UsageCoreNanoSeconds, p.Memory.WorkingSetBytes}
+	logf("a resync ping's wake-up")
+	if r.Direct.PingWakes, err = firePings(ctx, fooPing); err != nil {
+		return fmt.Errorf("phase 1's ping: %w", err)
 	}
-	return out, nil
-}
-
-// measureIdle watches the idle window: the reconciler's pods (sampled every
-// second, each until it is gone; the ping wakes one every 5 minutes), their
-// peak memory and the CPU they used, and the classic controller's and the
-// adapters' memory and CPU.
-func measureIdle(ctx context.Context, idle time.Duration) (ours, cl, adapters footprint, err error) {
-	before, err := stats(ctx)
-	if err != nil {
-		return ours, cl, adapters, err
-	}
-	start := time.Now()
-	used := map[string]uint64{} // each reconciler pod's CPU at its last sight
-	for time.Since(start) < idle {
-		// Every pod until it is gone: a terminating one (queue-proxy's
-		// drain) holds its memory and its requests too.
-		names, err := podsUntilGone(ctx, system, "serving.knative.dev/service="+service)
-		if err != nil {
-			return ours, cl, adapters, err
-		}
-		n := len(names)
-		ours.Pods = max(ours.Pods, n)
-		if n > 0 {
-			ours.PodSeconds += float64(n)
-			now, err := stats(ctx)
-			if err != nil {
-				return ours, cl, adapters, err
-			}
-			ws := 0.0
-			for _, name := range names {
-				if st, ok := now[system+"/"+name]; ok {
-					used[name] = st[0]
-					ws += float64(st[1]) / (1 << 20)
-				}
-			}
-			ours.WorkingSetMi = max(ours.WorkingSetMi, ws)
-		}
-		time.Sleep(time.Second)
-	}
-	for _, cpu := range used {
-		ours.CPUMillis += float64(cpu) / idle.Seconds() / 1e6
-	}
-	after, err := stats(ctx)
-	if err != nil {
-		return ours, cl, adapters, err
-	}
-	window := time.Since(start)
-	sum := func(ns, selector string) (footprint, error) {
-		_, names, err := pods(ctx, ns, selector)
-		f := footprint{Pods: len(names), PodSeconds: float64(len(names)) * window.Seconds()}
-		for _, name := range names {
-			a, b := after[ns+"/"+name], before[ns+"/"+name]
-			f.WorkingSetMi += float64(a[1]) / (1 << 20)
-			f.CPUMillis += float64(a[0]-b[0]) / window.Seconds() / 1e6
-		}
-		return f, err
-	}
-	if cl, err = sum(classic, "app="+classic); err != nil {
-		return ours, cl, adapters, err
-	}
-	adapters, err = sum(system, adapterSelector)
-	return ours, cl, adapters, err
-}
-
-// brokerWiring applies config/broker/ and waits until the sources send to
-// the Broker.
-func brokerWiring(ctx context.Context) error {
-	cmd := exec.Command(os.Getenv("KUBECTL"), "--kubeconfig", filepath.Join("_output", "cluster", "kubeconfig"), "apply", "-f", "config/broker/")
-	cmd.Stdout, cmd.Stderr = io.Discard, os.Stderr
-	if err := cmd.Run(); err != nil {
-		return fmt.Errorf("kubectl apply -f config/broker/: %w", err)
-	}
-	return poll(ctx, 5*time.Minute, "the sources send to the Broker", func(ctx context.Context) (bool, error) {
-		b, err := dyn.Resource(brokerGVR).Namespace(system).Get(ctx, "operators", metav1.GetOptions{})
-		if err != nil {
-			return false, nil
-		}
-		conds, _, _ := unstructured.NestedSlice(b.Object, "status", "conditions")
-		ready := false
-		for _, c := range conds {
-			if c, _ := c.(map[string]any); c["type"] == "Ready" && c["status"] == "True" {
-				ready = true
-			}
-		}
-		for _, name := range []string{"foos"} {
-			s, err := dyn.Resource(schema.GroupVersionResource{Group: "sources.knative.dev", Version: "v1", Resource: "apiserversources"}).
-				Namespace(system).Get(ctx, name, metav1.GetOptions{})
-			if err != nil {
-				return false, nil
-			}
-			sink, _, _ := unstructured.NestedString(s.Object, "status", "sinkUri")
-			ready = ready && strings.Contains(sink, "broker-ingress")
-		}
-		return ready, nil
-	})
-}
-
-func pct(ds []time.Duration, p float64) time.Duration {
-	if len(ds) == 0 {
-		return 0
-	}
-	// Nearest rank: of 10, p50 is the 5th and p99 the 10th.
-	s := slices.Clone(ds)
-	slices.Sort(s)
-	i := int(math.Ceil(p*float64(len(s)))) - 1
-	return s[max(i, 0)].Round(time.Millisecond)
-}
-
-func write(r results, out string) error {
-	var b strings.Builder
-	fmt.Fprintf(&b, "# On real Knative: the one-node cluster (hack/cluster), %s\n\n", time.Now().UTC().Format(time.RFC3339))
-	fmt.Fprintf(&b, "| measure | this operator | classic sample-controller (a pod, 200 req/s) |\n|---|---|---|\n")
-	fmt.Fprintf(&b, "| wake-up from zero, create to Deployment (%d tries) | p50 %v, p99 %v | always on: no wake-up |\n", len(r.WakeUps), pct(r.WakeUps, 0.5), pct(r.WakeUps, 0.99))
-	fmt.Fprintf(&b, "| pod warm, create to Deployment (%d tries) | p50 %v, p99 %v | |\n", len(r.Warm), pct(r.Warm, 0.5), pct(r.Warm, 0.99))
-	fmt.Fprintf(&b, "| idle with N=%d Foos each, over %v: pod-seconds, each pod counted until it is gone | %.0f (pods woken by the ping) | %.0f |\n", r.N, r.Idle, r.IdleOurs.PodSeconds, r.IdleClass.PodSeconds)
-	fmt.Fprintf(&b, "| idle: memory (working set) | %.1f MiB while a pod runs, else 0 | %.1f MiB |\n", r.IdleOurs.WorkingSetMi, r.IdleClass.WorkingSetMi)
-	fmt.Fprintf(&b, "| idle: CPU, mean over the window | %.1f millicores | %.1f millicores |\n", r.IdleOurs.CPUMillis, r.IdleClass.CPUMillis)
-	if r.Burst > 0 {
-		fmt.Fprintf(&b, "| burst of %d Foos to all converged | %v (through the Broker, from zero) | %v |\n",
-			r.Burst, r.BurstOurs.Round(time.Millisecond), r.BurstCl.Round(time.Millisecond))
-	}
-	fmt.Fprintf(&b, "\nAlways on besides, this operator's alone, not counted above: its ApiServerSource adapters' pods, %.1f MiB and %.1f millicores idle (%d pods).\n",
-		r.Adapters.WorkingSetMi, r.Adapters.CPUMillis, r.Adapters.Pods)
-	fmt.Print(b.String())
-	if out == "" {
+	if r.Burst == 0 {
 		return nil
 	}
-	if err := os.MkdirAll(out, 0o755); err != nil {
+	for _, b := range []burstSpec{
+		{side: "classic", pair: "direct", order: 1, kind: classicFoo, ns: nsBurstClassic1},
+		{side: "ours, direct wiring", pair: "direct", order: 2, kind: oursFoo, ns: nsBurstDirect},
+	} {
+		res, err := runBurst(ctx, directWiring, b, r.Burst)
+		if err != nil {
+			return err
+		}
+		r.Bursts = append(r.Bursts, res)
+	}
+	return nil
+}
+
+// streamPhase is phase 2: the Bar operator installed, both operators
+// switched to the shared stream, N converged Bars, the idle bill, then the
+// stream burst pair (ours first). It leaves the cluster in stream wiring.
+func streamPhase(ctx context.Context, r *results, idle time.Duration) error {
+	logf("phase 2, two operators on the shared stream: the Bar operator")
+	if err := installBar(ctx); err != nil {
 		return err
 	}
-	js, err := json.MarshalIndent(r, "", "  ")
-	if err != nil {
+	logf("both operators to the stream (%s)", overlayDir)
+	if err := switchToStream(ctx); err != nil {
 		return err
 	}
-	if err := os.WriteFile(filepath.Join(out, "results.json"), js, 0o644); err != nil {
+	logf("%d Bars", r.N)
+	if err := populate(ctx, r.N, []batch{{bar, nsBars}}); err != nil {
 		return err
 	}
-	return os.WriteFile(filepath.Join(out, "results.md"), []byte(b.String()), 0o644)
+	if err := gone(ctx, 10*time.Minute, fooReconciler, barReconciler, deadLetters); err != nil {
+		return err
+	}
+	logf("idle for %v", idle)
+	var err error
+	if r.Stream, err = measureIdle(ctx, "two operators, shared stream", idle, streamGroups()); err != nil {
+		return fmt.Errorf("phase 2's idle bill: %w", err)
+	}
+	logf("the resync pings' wake-ups")
+	if r.Stream.PingWakes, err = firePings(ctx, fooPing, barPing); err != nil {
+		return fmt.Errorf("phase 2's pings: %w", err)
+	}
+	if r.Burst == 0 {
+		return nil
+	}
+	for _, b := range []burstSpec{
+		{side: "ours, shared stream", pair: "stream", order: 1, kind: oursFoo, ns: nsBurstStream},
+		{side: "classic", pair: "stream", order: 2, kind: classicFoo, ns: nsBurstClassic2},
+	} {
+		res, err := runBurst(ctx, streamWiring, b, r.Burst)
+		if err != nil {
+			return err
+		}
+		r.Bursts = append(r.Bursts, res)
+	}
+	return nil
 }

@@ -1,0 +1,203 @@
+/*
+Copyright The Foo Operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"slices"
+	"strings"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/frugal-operator/foo-operator/test/controlplane"
+)
+
+// auditLog is the cluster's audit log: every request of the ServiceAccounts
+// of foo-operator, bar-operator and operator-stream (hack/cluster/up.sh).
+const auditLog = "_output/cluster/logs/audit.log"
+
+// reconcilerUser is the Foo reconciler's identity.
+const reconcilerUser = "system:serviceaccount:" + fooSystem + ":foo-reconciler"
+
+// auditEntry is an audit event with the time its request was received
+// (controlplane.AuditEvent leaves it out).
+type auditEntry struct {
+	controlplane.AuditEvent
+	Received metav1.MicroTime `json:"requestReceivedTimestamp"`
+}
+
+// auditOffset is where the audit log's last whole line ends: where the
+// requests made from now on begin.
+func auditOffset(path string) (int64, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return 0, fmt.Errorf("opening the audit log: %w", err)
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return 0, fmt.Errorf("the audit log: %w", err)
+	}
+	from := max(st.Size()-1<<20, 0)
+	tail := make([]byte, st.Size()-from)
+	if _, err := f.ReadAt(tail, from); err != nil && err != io.EOF {
+		return 0, fmt.Errorf("reading the audit log's end: %w", err)
+	}
+	return from + int64(bytes.LastIndexByte(tail, '\n')+1), nil
+}
+
+// auditSince reads the completed requests that user made on objects, from
+// byte offset from of the audit log (see controlplane.ReadAuditLog, which
+// reads the whole log and no times).
+func auditSince(path string, from int64, user string) ([]auditEntry, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("opening the audit log: %w", err)
+	}
+	defer f.Close()
+	if _, err := f.Seek(from, io.SeekStart); err != nil {
+		return nil, fmt.Errorf("seeking in the audit log: %w", err)
+	}
+	b, err := io.ReadAll(f)
+	if err != nil {
+		return nil, fmt.Errorf("reading the audit log: %w", err)
+	}
+	// Only whole lines: the API server may be writing the last one.
+	b = b[:bytes.LastIndexByte(b, '\n')+1]
+	quoted := []byte(`"` + user + `"`)
+	var out []auditEntry
+	for _, line := range bytes.Split(b, []byte("\n")) {
+		if !bytes.Contains(line, quoted) {
+			continue
+		}
+		var e auditEntry
+		if err := json.Unmarshal(line, &e); err != nil {
+			return nil, fmt.Errorf("the audit log: %w", err)
+		}
+		if e.Stage == "ResponseComplete" && e.ObjectRef != nil && e.User.Username == user {
+			out = append(out, e)
+		}
+	}
+	return out, nil
+}
+
+// auditTable is a user's requests by second from a start, by verb and
+// resource[/subresource].
+type auditTable struct {
+	User     string `json:"user"`
+	Requests int    `json:"requests"`
+	// Columns are the kinds of request, the most frequent first.
+	Columns []string `json:"columns"`
+	// Rows are the seconds with a request, in order.
+	Rows []auditRow `json:"rows"`
+}
+
+// auditRow is one second's requests, counted by column.
+type auditRow struct {
+	Second int   `json:"second"`
+	Counts []int `json:"counts"`
+}
+
+// requestKey names a request as "verb resource[/subresource]".
+func requestKey(e *controlplane.AuditEvent) string {
+	res := e.ObjectRef.Resource
+	if e.ObjectRef.Subresource != "" {
+		res += "/" + e.ObjectRef.Subresource
+	}
+	return e.Verb + " " + res
+}
+
+// breakdown bins the requests by second from start (when each was received).
+func breakdown(entries []auditEntry, start time.Time) *auditTable {
+	t := &auditTable{User: reconcilerUser, Requests: len(entries)}
+	totals := map[string]int{}
+	bySecond := map[int]map[string]int{}
+	for _, e := range entries {
+		s := int(math.Floor(e.Received.Sub(start).Seconds()))
+		k := requestKey(&e.AuditEvent)
+		totals[k]++
+		if bySecond[s] == nil {
+			bySecond[s] = map[string]int{}
+		}
+		bySecond[s][k]++
+	}
+	for k := range totals {
+		t.Columns = append(t.Columns, k)
+	}
+	slices.SortFunc(t.Columns, func(a, b string) int {
+		if totals[a] != totals[b] {
+			return totals[b] - totals[a]
+		}
+		return strings.Compare(a, b)
+	})
+	var seconds []int
+	for s := range bySecond {
+		seconds = append(seconds, s)
+	}
+	slices.Sort(seconds)
+	for _, s := range seconds {
+		row := auditRow{Second: s}
+		for _, k := range t.Columns {
+			row.Counts = append(row.Counts, bySecond[s][k])
+		}
+		t.Rows = append(t.Rows, row)
+	}
+	return t
+}
+
+// markdown is the table, the seconds with no request collapsed.
+func (t *auditTable) markdown() string {
+	if t == nil || t.Requests == 0 {
+		return "No request of " + reconcilerUser + " in the audit log.\n"
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "| s | %s | all |\n|---:|%s---:|\n", strings.Join(t.Columns, " | "), strings.Repeat("---:|", len(t.Columns)))
+	empty := strings.Repeat(" |", len(t.Columns)+1)
+	gap := func(n int) {
+		if n > 0 {
+			fmt.Fprintf(&b, "| … %d s with no request … |%s\n", n, empty)
+		}
+	}
+	next := 0
+	totals := make([]int, len(t.Columns))
+	for _, r := range t.Rows {
+		gap(r.Second - next)
+		next = r.Second + 1
+		all := 0
+		cells := make([]string, len(r.Counts))
+		for i, c := range r.Counts {
+			all += c
+			totals[i] += c
+			if c > 0 {
+				cells[i] = fmt.Sprint(c)
+			}
+		}
+		fmt.Fprintf(&b, "| %d | %s | %d |\n", r.Second, strings.Join(cells, " | "), all)
+	}
+	cells := make([]string, len(totals))
+	for i, c := range totals {
+		cells[i] = fmt.Sprint(c)
+	}
+	fmt.Fprintf(&b, "| all | %s | %d |\n", strings.Join(cells, " | "), t.Requests)
+	return b.String()
+}

@@ -1,0 +1,316 @@
+/*
+Copyright The Foo Operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// write prints results.md and writes it, with results.json, into out (if
+// given).
+func write(r *results, out string) error {
+	var b strings.Builder
+	for _, section := range []func(*strings.Builder, *results){header, wakeUps, idleBill, perOperator, bursts, auditBreakdown} {
+		section(&b, r)
+	}
+	fmt.Print(b.String())
+	if out == "" {
+		return nil
+	}
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		return fmt.Errorf("making %s: %w", out, err)
+	}
+	js, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return fmt.Errorf("results.json: %w", err)
+	}
+	if err := os.WriteFile(filepath.Join(out, "results.json"), append(js, '\n'), 0o644); err != nil {
+		return fmt.Errorf("writing results.json: %w", err)
+	}
+	if err := os.WriteFile(filepath.Join(out, "results.md"), []byte(b.String()), 0o644); err != nil {
+		return fmt.Errorf("writing results.md: %w", err)
+	}
+	return nil
+}
+
+// header is the title, the flags and what the run found.
+func header(b *strings.Builder, r *results) {
+	fmt.Fprintf(b, "# On real Knative: the one-node cluster (hack/cluster), %s\n\n", r.Started.Format(time.RFC3339))
+	fmt.Fprintf(b, "`hack/bench-knative.sh -wakeups %d -n %d -idle %v -burst %d`. The classic is k8s.io/sample-controller v0.35.4 "+
+		"as a pod, its client raised to the reconciler's limit (200 requests/s, burst 400). Foos ask for 0 replicas.\n\n",
+		r.WakeUps, r.N, time.Duration(r.IdleSeconds*float64(time.Second)), r.Burst)
+	for _, n := range r.Notes {
+		fmt.Fprintf(b, "- %s\n", n)
+	}
+	if len(r.Notes) > 0 {
+		b.WriteString("\n")
+	}
+}
+
+// wakeUps is the wake-ups' table.
+func wakeUps(b *strings.Builder, r *results) {
+	if len(r.FromZero) == 0 {
+		return
+	}
+	b.WriteString("## Wake-ups (direct wiring)\n\n| create to Deployment | this operator | classic |\n|---|---|---|\n")
+	fmt.Fprintf(b, "| from zero (%d tries) | p50 %s, p99 %s | always on: no wake-up |\n", len(r.FromZero), seconds(pct(r.FromZero, 0.5)), seconds(pct(r.FromZero, 0.99)))
+	fmt.Fprintf(b, "| pod warm (%d tries) | p50 %s, p99 %s | |\n\n", len(r.Warm), seconds(pct(r.Warm, 0.5)), seconds(pct(r.Warm, 0.99)))
+}
+
+// idleBill is the table of both phases' rows, and how to read it.
+func idleBill(b *strings.Builder, r *results) {
+	b.WriteString("## The idle bill\n\n")
+	for i, ph := range []phase{r.Direct, r.Stream} {
+		if len(ph.Rows) == 0 {
+			fmt.Fprintf(b, "- Phase %d: not measured (the run stopped before).\n", i+1)
+			continue
+		}
+		fmt.Fprintf(b, "- Phase %d, %s: %v from %s; the cluster held %d of our Foos, %d classic Foos and %d Bars (N=%d of each in the bench's idle namespaces, the rest made by the wake-ups, canaries and bursts before).\n",
+			i+1, ph.Name, time.Duration(ph.WindowSeconds*float64(time.Second)).Round(time.Second), ph.Start.Format("15:04:05Z"),
+			ph.Objects[oursFoo], ph.Objects[classicFoo], ph.Objects[bar], r.N)
+	}
+	b.WriteString("\n| row | phase | always-on pods | pod-seconds per hour | peak working set MiB | working set MiB, time-weighted | mean CPU millicores | requests CPU m / memory MiB |\n")
+	b.WriteString("|---|---|---:|---:|---:|---:|---:|---|\n")
+	for _, name := range rowOrder {
+		for i, ph := range []phase{r.Direct, r.Stream} {
+			if f, ok := ph.row(name); ok {
+				fmt.Fprintf(b, "| %s | %d | %s | %.0f | %.1f | %.1f | %.1f | %s |\n", name, i+1, alwaysOnCell(f), f.PodSecondsPerHour,
+					f.PeakWorkingSetMiB, f.MeanWorkingSetMiB, f.CPUMillicores, requestsCell(f))
+			}
+		}
+	}
+	b.WriteString("\n")
+	fmt.Fprintf(b, "- Pods listed every second, each counted from its creation until it is gone (terminating included); "+
+		"pod-seconds per hour = pod-seconds × 3600 / window. Working set and CPU from the kubelet's /stats/summary every %v "+
+		"(the working set summed over the row's pods, its peak and its mean over the window, 0 while no pod exists); "+
+		"CPU is what the pods used over the window, per second.\n", statsEvery)
+	fmt.Fprintf(b, "- The hourly resync ping (minute 0) fell in phase 1's window: %s; in phase 2's: %s. A window without it misses "+
+		"the hour's ping wake-up of each reconciler; a window with it counts that wake-up 3600 / window times per hour. "+
+		"So each phase then fires the resync pings once on purpose (their schedule set to the next minute, then put back), "+
+		"and measures each wake-up as above, from the pod's creation until it is gone:\n", yesNo(r.Direct.PingInWindow), yesNo(r.Stream.PingInWindow))
+	for i, ph := range []phase{r.Direct, r.Stream} {
+		for _, w := range ph.PingWakes {
+			fmt.Fprintf(b, "  - phase %d, %s: a pod for %.1f s, %.2f %% of an hour: the idle pod-time of the hourly default with nothing else happening.\n",
+				i+1, w.Service, w.PodSeconds, w.HourlyPercent)
+		}
+	}
+	b.WriteString("- Requests: the sum of the containers' requests in the pod specs, time-weighted; for a Knative Service that " +
+		"scales to zero, its latest revision's Deployment's pod template (queue-proxy included) × the share of the window a pod " +
+		"existed. Knative's own requests are lowered on this cluster to 10m and 20Mi a container " +
+		"(hack/tools/knative/lowerrequests): upstream's are higher.\n")
+	fmt.Fprintf(b, "- The broker's data plane (pods of knative-eventing named %s) is installed with Eventing here and "+
+		"always on; direct wiring does not use it (phase 1), the stream does, for every operator (phase 2). Knative "+
+		"Eventing's row holds the PingSource adapter, which sends every operator's resync ping.\n", strings.Join(brokerPlane, ", "))
+	b.WriteString("- Not pods, so not in the table: hack/cluster/up.sh runs " + hostLine(r.Stream.HostProcesses) + " as host processes.\n\n")
+}
+
+// alwaysOnCell is the always-on pods of a row: those of a Service that
+// scales to zero are none.
+func alwaysOnCell(f footprint) string {
+	if f.AlwaysOn {
+		return strconv.Itoa(f.MaxPods)
+	}
+	return fmt.Sprintf("0; %d seen", len(f.Pods))
+}
+
+// requestsCell is a row's requests; a Service's that scales to zero shows
+// its template's and the share of the window.
+func requestsCell(f footprint) string {
+	cell := fmt.Sprintf("%.1f / %.1f", f.RequestsCPUMillicores, f.RequestsMemoryMiB)
+	if !f.AlwaysOn {
+		cell += fmt.Sprintf(" (template %.0f / %.0f × %.1f %%)", f.TemplateCPUMillicores, f.TemplateMemoryMiB, 100*f.PodFraction)
+	}
+	return cell
+}
+
+// hostLine names the host processes with their resident memory.
+func hostLine(hs []hostProcess) string {
+	var parts []string
+	for _, h := range hs {
+		mem := fmt.Sprintf("%.1f MiB resident at the end of phase 2", h.RSSMiB)
+		if h.Error != "" {
+			mem = "its memory not read: " + h.Error
+		}
+		parts = append(parts, fmt.Sprintf("%s (%s; %s)", h.Name, h.Role, mem))
+	}
+	if len(parts) == 0 {
+		return "Traefik and CoreDNS"
+	}
+	return strings.Join(parts, ", and ")
+}
+
+// perOperator is what one more operator costs, what all share, and the
+// break-even lines.
+func perOperator(b *strings.Builder, r *results) {
+	c := r.Cost
+	b.WriteString("## What one more operator costs, and the break-even\n\n")
+	if len(r.Direct.Rows) == 0 || len(r.Stream.Rows) == 0 {
+		b.WriteString("Not worked out: it needs both phases' idle bills.\n\n")
+		return
+	}
+	b.WriteString("Each figure time-weighted over its phase's idle window (a reconciler's while a pod of it exists, times the share of the window it did).\n\n")
+	b.WriteString("| | always-on pods | working set MiB | CPU millicores | requests CPU m / memory MiB |\n|---|---:|---:|---:|---|\n")
+	for _, row := range []struct {
+		name string
+		s    share
+	}{
+		{"classic, per operator (phase 1)", c.Classic},
+		{"ours in direct wiring, per operator: its reconciler and its own adapter (phase 1)", c.OursDirect},
+		{"ours on the stream, per operator: its reconciler (phase 2, the Foo reconciler)", c.OursStream},
+		{"the second operator on the stream, for comparison: the Bar reconciler (phase 2)", c.BarStream},
+		{"shared, direct wiring: Knative Serving and Eventing without the broker's data plane (phase 1)", c.SharedDirect},
+		{"shared, stream: Knative Serving and Eventing, the broker's data plane, the stream's adapter, dead letters (phase 2)", c.SharedStream},
+	} {
+		fmt.Fprintf(b, "| %s | %d | %.1f | %.1f | %.1f / %.1f |\n", row.name, row.s.AlwaysOnPods, row.s.WorkingSetMiB, row.s.CPUMillicores,
+			row.s.RequestsCPUMillicores, row.s.RequestsMemoryMiB)
+	}
+	b.WriteString("\n")
+	fmt.Fprintf(b, "- Break-even on the stream: K classic controllers hold as much memory as Knative, the stream and K of ours at "+
+		"K = ⌈shared / (classic − ours)⌉ = ⌈%.1f / (%.1f − %.1f)⌉: **%s** (working set); by memory requests, ⌈%.1f / (%.1f − %.1f)⌉: **%s**.\n",
+		c.SharedStream.WorkingSetMiB, c.Classic.WorkingSetMiB, c.OursStream.WorkingSetMiB, never(c.BreakEvenStream.WorkingSet),
+		c.SharedStream.RequestsMemoryMiB, c.Classic.RequestsMemoryMiB, c.OursStream.RequestsMemoryMiB, never(c.BreakEvenStream.RequestsMemory))
+	fmt.Fprintf(b, "- Break-even in direct wiring (an adapter per operator): ⌈%.1f / (%.1f − %.1f)⌉: **%s** (working set); by memory requests, "+
+		"⌈%.1f / (%.1f − %.1f)⌉: **%s**.\n",
+		c.SharedDirect.WorkingSetMiB, c.Classic.WorkingSetMiB, c.OursDirect.WorkingSetMiB, never(c.BreakEvenDirect.WorkingSet),
+		c.SharedDirect.RequestsMemoryMiB, c.Classic.RequestsMemoryMiB, c.OursDirect.RequestsMemoryMiB, never(c.BreakEvenDirect.RequestsMemory))
+	if c.TraefikRSSMiB > 0 {
+		fmt.Fprintf(b, "- With Traefik, Knative Serving's ingress here (a host process, %.1f MiB resident), counted as shared: on the stream, **%s**.\n",
+			c.TraefikRSSMiB, never(c.BreakEvenStreamTraefik))
+	}
+	b.WriteString("\n")
+}
+
+// never is a break-even K, or "never".
+func never(k int) string {
+	if k == 0 {
+		return "never"
+	}
+	return strconv.Itoa(k)
+}
+
+// bursts is the bursts' table, then what paces the deployment controller.
+func bursts(b *strings.Builder, r *results) {
+	if len(r.Bursts) == 0 {
+		return
+	}
+	fmt.Fprintf(b, "## Bursts of %d Foos\n\n", r.Burst)
+	b.WriteString("Each in a fresh namespace, made at the start of the run; before each, every Deployment of the bench's " +
+		"namespaces observed (no backlog in the deployment controller), the adapter delivering (a canary Foo) and our " +
+		"reconciler at zero, its pods gone. Seconds from the first create; first reconcile: ours, status.observedGeneration " +
+		"of the Foo's generation; the classic's, its Deployment made and a status; observed: the Deployment's " +
+		"status.observedGeneration of its generation.\n\n")
+	b.WriteString("| burst | order in its pair | all created | first reconcile of every Foo | every Deployment observed | every Foo Ready |\n|---|---|---:|---:|---:|---:|\n")
+	rows := slices.Clone(r.Bursts)
+	slices.SortStableFunc(rows, func(x, y burstResult) int { return strings.Compare(x.Side, y.Side) })
+	for _, res := range rows {
+		ready := "—" // the classic's Foos have no Ready condition
+		if res.Side != "classic" {
+			ready = seconds(res.ReadyAllSeconds)
+		}
+		fmt.Fprintf(b, "| %s (%s) | %s of 2, %s pair | %s | %s | %s | %s |\n", res.Side, res.Namespace, ordinal(res.Order), res.Pair,
+			seconds(res.CreatedSeconds), seconds(res.FirstReconcileAllSeconds), seconds(res.DeploymentsObservedAllSeconds), ready)
+	}
+	b.WriteString("\n" + paceText(r.ControllerPace, r.Burst) + "\n\n")
+}
+
+// paceText says what sets the deployment controller's pace.
+func paceText(p pace, burst int) string {
+	if p.Error != "" {
+		return "What sets the deployment controller's pace: " + p.Source + " not read: " + p.Error
+	}
+	var flags []string
+	for _, f := range paceFlags {
+		s := "--" + f[0] + "=" + p.Flags[f[0]]
+		if slices.Contains(p.Defaulted, f[0]) {
+			s += " (the default)"
+		}
+		flags = append(flags, s)
+	}
+	text := "What sets the deployment controller's pace: kube-controller-manager as " + p.Source + " starts it, " + strings.Join(flags, ", ") + "."
+	if p.Flags["use-service-account-credentials"] == "true" {
+		text += " With service-account credentials each controller has its own client, each at that limit."
+	}
+	if qps, err := strconv.ParseFloat(p.Flags["kube-api-qps"], 64); err == nil && qps > 0 {
+		text += fmt.Sprintf(" Each new Deployment costs the deployment controller at least two writes (its ReplicaSet, then its status, "+
+			"which carries observedGeneration), so %d Deployments cannot all be observed in less than about 2 × %d / %g = %.0f s, whoever made them.",
+			burst, burst, qps, math.Ceil(2*float64(burst)/qps))
+	}
+	return text
+}
+
+// auditBreakdown is our bursts' audit tables.
+func auditBreakdown(b *strings.Builder, r *results) {
+	first := true
+	for _, res := range r.Bursts {
+		if res.Audit == nil {
+			continue
+		}
+		if first {
+			b.WriteString("## Our reconciler's requests during its bursts (audit log)\n\n")
+			fmt.Fprintf(b, "Requests of %s, by second from the burst's first create (when the API server received them), "+
+				"by verb and resource, until the reconciler's pod was gone.\n\n", reconcilerUser)
+			first = false
+		}
+		fmt.Fprintf(b, "### %s (%d requests)\n\n%s\n", res.Side, res.Audit.Requests, res.Audit.markdown())
+	}
+}
+
+// pct is the p-th percentile of the values, by nearest rank: of 10, p50 is
+// the 5th and p99 the 10th.
+func pct(values []float64, p float64) float64 {
+	if len(values) == 0 {
+		return 0
+	}
+	s := slices.Clone(values)
+	slices.Sort(s)
+	return s[max(int(math.Ceil(p*float64(len(s))))-1, 0)]
+}
+
+// seconds formats a time in seconds; 0 is a milestone not reached.
+func seconds(s float64) string {
+	if s == 0 {
+		return "not reached"
+	}
+	if s < 10 {
+		return fmt.Sprintf("%.2f s", s)
+	}
+	return fmt.Sprintf("%.1f s", s)
+}
+
+// yesNo says a bool in words.
+func yesNo(b bool) string {
+	if b {
+		return "yes"
+	}
+	return "no"
+}
+
+// ordinal is 1st or 2nd, a side's place in its pair.
+func ordinal(n int) string {
+	if n == 1 {
+		return "1st"
+	}
+	return "2nd"
+}
