@@ -103,6 +103,12 @@ func costOf(direct, stream phase) cost {
 		SharedDirect: shareOf(direct, rowServing, rowEventing),
 		SharedStream: shareOf(stream, rowServing, rowEventing, rowBrokerPlane, rowStreamAdapter, rowDeadLetters),
 	}
+	// An idle window of minutes holds no hourly ping, or counts it as if
+	// every window had one: the ping's wake-up, measured once, is added as
+	// one an hour.
+	addPing(&c.OursDirect, direct.PingWakes, fooReconciler)
+	addPing(&c.OursStream, stream.PingWakes, fooReconciler)
+	addPing(&c.BarStream, stream.PingWakes, barReconciler)
 	c.BreakEvenDirect = breakEvenOf(c.SharedDirect, c.Classic, c.OursDirect)
 	c.BreakEvenStream = breakEvenOf(c.SharedStream, c.Classic, c.OursStream)
 	for _, h := range stream.HostProcesses {
@@ -112,6 +118,22 @@ func costOf(direct, stream phase) cost {
 		}
 	}
 	return c
+}
+
+// addPing adds the Service's hourly ping wake-up to s, unless the idle
+// window already counted a pod of it.
+func addPing(s *share, wakes []pingWake, svc knativeService) {
+	if s.WorkingSetMiB > 0 {
+		return
+	}
+	for _, w := range wakes {
+		if w.Service == svc.String() {
+			ws, req := w.hourly()
+			s.WorkingSetMiB += ws
+			s.RequestsMemoryMiB += req
+			s.Of = append(s.Of, "its hourly ping's wake-up")
+		}
+	}
 }
 
 // breakEvenOf is the break-even in working set and in memory requests.

@@ -51,6 +51,18 @@ type pingWake struct {
 	// HourlyPercent is PodSeconds as a share of an hour: the idle pod-time
 	// of the default schedule ("0 * * * *"), with nothing else happening.
 	HourlyPercent float64 `json:"hourlyPercent"`
+	// PeakWorkingSetMiB is the pod's peak working set (the kubelet's,
+	// sampled about every 2 s), and RequestsMemoryMiB its containers'
+	// memory requests.
+	PeakWorkingSetMiB float64 `json:"peakWorkingSetMiB"`
+	RequestsMemoryMiB float64 `json:"requestsMemoryMiB"`
+}
+
+// hourly is what the wake-up adds to an hour, time-weighted: working set and
+// memory requests times the share of the hour a pod existed.
+func (w pingWake) hourly() (workingSetMiB, requestsMiB float64) {
+	f := w.PodSeconds / 3600
+	return w.PeakWorkingSetMiB * f, w.RequestsMemoryMiB * f
 }
 
 // firePings makes each resync PingSource fire once, at the next whole
@@ -89,7 +101,7 @@ func firePings(ctx context.Context, pings ...resyncPing) ([]pingWake, error) {
 	}
 	wakes, err := wakesOf(ctx, at, services)
 	for _, w := range wakes {
-		logf("  %s: a pod for %.1f s (%.2f %% of an hour)", w.Service, w.PodSeconds, w.HourlyPercent)
+		logf("  %s: a pod for %.1f s (%.2f %% of an hour), peak working set %.1f MiB", w.Service, w.PodSeconds, w.HourlyPercent, w.PeakWorkingSetMiB)
 	}
 	return wakes, err
 }
@@ -115,13 +127,28 @@ func setSchedule(ctx context.Context, p resyncPing, schedule string) (string, er
 func wakesOf(ctx context.Context, due time.Time, services []knativeService) ([]pingWake, error) {
 	created := make([]time.Time, len(services))
 	lastSeen := make([]time.Time, len(services))
+	peak := make([]float64, len(services))
+	requests := make([]float64, len(services))
+	var statsAt time.Time
 	err := poll(ctx, 250*time.Millisecond, time.Until(due)+5*time.Minute, "the ping's wake-ups", func(ctx context.Context) (bool, error) {
 		done := true
+		var st map[string]podStats
+		if time.Since(statsAt) > 2*time.Second {
+			st, _ = stats(ctx) // a missed reading only lowers the peak
+			statsAt = time.Now()
+		}
 		for i, s := range services {
 			pods, err := podsOf(ctx, s.ns, s.selector())
 			if err != nil {
 				return false, err
 			}
+			ws := 0.0
+			for _, p := range pods {
+				ws += float64(st[p.Namespace+"/"+p.Name].workingSet) / (1 << 20)
+				_, mem := podRequests(p.Spec.Containers)
+				requests[i] = max(requests[i], mem)
+			}
+			peak[i] = max(peak[i], ws)
 			for _, p := range pods {
 				if c := p.CreationTimestamp.Time; !c.Before(due.Add(-time.Second)) && (created[i].IsZero() || c.Before(created[i])) {
 					created[i] = c
@@ -136,7 +163,7 @@ func wakesOf(ctx context.Context, due time.Time, services []knativeService) ([]p
 	})
 	var wakes []pingWake
 	for i, s := range services {
-		w := pingWake{Service: s.String(), Fired: due}
+		w := pingWake{Service: s.String(), Fired: due, PeakWorkingSetMiB: peak[i], RequestsMemoryMiB: requests[i]}
 		if !created[i].IsZero() {
 			w.PodSeconds = lastSeen[i].Sub(created[i]).Seconds()
 			w.HourlyPercent = 100 * w.PodSeconds / 3600
