@@ -56,6 +56,10 @@ type pingWake struct {
 	// memory requests.
 	PeakWorkingSetMiB float64 `json:"peakWorkingSetMiB"`
 	RequestsMemoryMiB float64 `json:"requestsMemoryMiB"`
+	// TerminatingSeconds is how long of PodSeconds the pod was being
+	// deleted: from the autoscaler's delete (its deletionTimestamp less its
+	// grace period) until it was gone, queue-proxy's drain mostly.
+	TerminatingSeconds float64 `json:"terminatingSeconds"`
 }
 
 // hourly is what the wake-up adds to an hour, time-weighted: working set and
@@ -101,7 +105,8 @@ func firePings(ctx context.Context, pings ...resyncPing) ([]pingWake, error) {
 	}
 	wakes, err := wakesOf(ctx, at, services)
 	for _, w := range wakes {
-		logf("  %s: a pod for %.1f s (%.2f %% of an hour), peak working set %.1f MiB", w.Service, w.PodSeconds, w.HourlyPercent, w.PeakWorkingSetMiB)
+		logf("  %s: a pod for %.1f s (%.1f s of it terminating; %.2f %% of an hour), peak working set %.1f MiB",
+			w.Service, w.PodSeconds, w.TerminatingSeconds, w.HourlyPercent, w.PeakWorkingSetMiB)
 	}
 	return wakes, err
 }
@@ -128,6 +133,7 @@ func wakesOf(ctx context.Context, due time.Time, services []knativeService) ([]p
 	created := make([]time.Time, len(services))
 	lastSeen := make([]time.Time, len(services))
 	peak := make([]float64, len(services))
+	deleted := make([]time.Time, len(services))
 	requests := make([]float64, len(services))
 	var statsAt time.Time
 	err := poll(ctx, 250*time.Millisecond, time.Until(due)+5*time.Minute, "the ping's wake-ups", func(ctx context.Context) (bool, error) {
@@ -147,6 +153,9 @@ func wakesOf(ctx context.Context, due time.Time, services []knativeService) ([]p
 				ws += float64(st[p.Namespace+"/"+p.Name].workingSet) / (1 << 20)
 				_, mem := podRequests(p.Spec.Containers)
 				requests[i] = max(requests[i], mem)
+				if d := p.DeletionTimestamp; d != nil && p.DeletionGracePeriodSeconds != nil && deleted[i].IsZero() {
+					deleted[i] = d.Add(-time.Duration(*p.DeletionGracePeriodSeconds) * time.Second)
+				}
 			}
 			peak[i] = max(peak[i], ws)
 			for _, p := range pods {
@@ -164,6 +173,9 @@ func wakesOf(ctx context.Context, due time.Time, services []knativeService) ([]p
 	var wakes []pingWake
 	for i, s := range services {
 		w := pingWake{Service: s.String(), Fired: due, PeakWorkingSetMiB: peak[i], RequestsMemoryMiB: requests[i]}
+		if !deleted[i].IsZero() {
+			w.TerminatingSeconds = lastSeen[i].Sub(deleted[i]).Seconds()
+		}
 		if !created[i].IsZero() {
 			w.PodSeconds = lastSeen[i].Sub(created[i]).Seconds()
 			w.HourlyPercent = 100 * w.PodSeconds / 3600

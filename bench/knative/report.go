@@ -112,8 +112,9 @@ func idleBill(b *strings.Builder, r *results) {
 		"and measures each wake-up as above, from the pod's creation until it is gone:\n", yesNo(r.Direct.PingInWindow), yesNo(r.Stream.PingInWindow))
 	for i, ph := range []phase{r.Direct, r.Stream} {
 		for _, w := range ph.PingWakes {
-			fmt.Fprintf(b, "  - phase %d, %s: a pod for %.1f s, %.2f %% of an hour: the idle pod-time of the hourly default with nothing else happening.\n",
-				i+1, w.Service, w.PodSeconds, w.HourlyPercent)
+			fmt.Fprintf(b, "  - phase %d, %s: a pod for %.1f s, %.1f s of it terminating (queue-proxy's drain), peak working set %.1f MiB: "+
+				"%.2f %% of an hour, the idle pod-time of the hourly default with nothing else happening.\n",
+				i+1, w.Service, w.PodSeconds, w.TerminatingSeconds, w.PeakWorkingSetMiB, w.HourlyPercent)
 		}
 	}
 	b.WriteString("- Requests: the sum of the containers' requests in the pod specs, time-weighted; for a Knative Service that " +
