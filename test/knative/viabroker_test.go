@@ -131,17 +131,7 @@ func TestBrokerWiring(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	adapterNamespace = stream
-	sourcesDeliver(t, switching)
-	delivering := time.Now()
-	clustertest.Eventually(t, 2*time.Minute, "the Foos made during the switch converged", func(ctx context.Context) (bool, string) {
-		return converged(ctx, switching, made)
-	})
-	took := time.Since(delivering)
-	if took > 10*time.Second {
-		t.Errorf("the Foos made during the switch converged %v after the stream's adapter delivered, want within 10 s", took.Round(time.Millisecond))
-	}
-	t.Logf("the Foos made during the switch converged %v after the stream's adapter delivered", took.Round(time.Millisecond))
+	switchedTo(t, stream, switching, made)
 	clustertest.Eventually(t, 2*time.Minute, "one adapter in the cluster", func(ctx context.Context) (bool, string) {
 		deps, err := kube.AppsV1().Deployments("").List(ctx, metav1.ListOptions{LabelSelector: adapterSelector})
 		if err != nil {
@@ -174,6 +164,24 @@ func TestBrokerWiring(t *testing.T) {
 	t.Run("a malformed event is dead-lettered at once, not retried", malformedEventDeadLettered)
 	t.Run("the stream's reader used its members' rules only", streamLeastPrivilege)
 	t.Run("back to direct wiring", backToDirect)
+}
+
+// switchedTo waits until the adapter of adapters (the namespace it runs in)
+// delivers, then checks that the made Foos of ns, made during the switch,
+// converge within 10 s of it.
+func switchedTo(t *testing.T, adapters, ns string, made int) {
+	t.Helper()
+	adapterNamespace = adapters
+	sourcesDeliver(t, ns)
+	delivering := time.Now()
+	clustertest.Eventually(t, 2*time.Minute, "the Foos made during the switch converged", func(ctx context.Context) (bool, string) {
+		return converged(ctx, ns, made)
+	})
+	took := time.Since(delivering).Round(time.Millisecond)
+	if took > 10*time.Second {
+		t.Errorf("the Foos made during the switch converged %v after the adapter in %s delivered, want within 10 s", took, adapters)
+	}
+	t.Logf("the Foos made during the switch converged %v after the adapter in %s delivered", took, adapters)
 }
 
 // The example Bar operator as its release installs it.
@@ -270,17 +278,7 @@ func backToDirect(t *testing.T) {
 	if err := kubectl("delete", "clusterrole", "foo-operator-stream"); err != nil {
 		t.Fatal(err)
 	}
-	adapterNamespace = system
-	sourcesDeliver(t, ns)
-	delivering := time.Now()
-	clustertest.Eventually(t, 2*time.Minute, "the Foos made during the switch back converged", func(ctx context.Context) (bool, string) {
-		return converged(ctx, ns, made)
-	})
-	took := time.Since(delivering)
-	if took > 10*time.Second {
-		t.Errorf("the Foos made during the switch back converged %v after the Foo operator's adapter delivered, want within 10 s", took.Round(time.Millisecond))
-	}
-	t.Logf("the Foos made during the switch back converged %v after the Foo operator's adapter delivered", took.Round(time.Millisecond))
+	switchedTo(t, system, ns, made)
 	u, err := dyn.Resource(sourceGVR).Namespace(stream).Get(context.Background(), "operators", metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
