@@ -106,9 +106,9 @@ func costOf(direct, stream phase) cost {
 	// An idle window of minutes holds no hourly ping, or counts it as if
 	// every window had one: the ping's wake-up, measured once, is added as
 	// one an hour.
-	addPing(&c.OursDirect, direct.PingWakes, fooReconciler)
-	addPing(&c.OursStream, stream.PingWakes, fooReconciler)
-	addPing(&c.BarStream, stream.PingWakes, barReconciler)
+	addPing(&c.OursDirect, direct, rowFoo, fooReconciler)
+	addPing(&c.OursStream, stream, rowFoo, fooReconciler)
+	addPing(&c.BarStream, stream, rowBar, barReconciler)
 	c.BreakEvenDirect = breakEvenOf(c.SharedDirect, c.Classic, c.OursDirect)
 	c.BreakEvenStream = breakEvenOf(c.SharedStream, c.Classic, c.OursStream)
 	for _, h := range stream.HostProcesses {
@@ -120,13 +120,13 @@ func costOf(direct, stream phase) cost {
 	return c
 }
 
-// addPing adds the Service's hourly ping wake-up to s, unless the idle
-// window already counted a pod of it.
-func addPing(s *share, wakes []pingWake, svc knativeService) {
-	if s.WorkingSetMiB > 0 {
+// addPing adds the Service's hourly ping wake-up to s, unless the phase's
+// idle window already counted a pod of it (its row).
+func addPing(s *share, ph phase, row string, svc knativeService) {
+	if f, ok := ph.row(row); ok && f.PodSecondsPerHour > 0 {
 		return
 	}
-	for _, w := range wakes {
+	for _, w := range ph.PingWakes {
 		if w.Service == svc.String() {
 			ws, req := w.hourly()
 			s.WorkingSetMiB += ws
