@@ -18,7 +18,6 @@ package main
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
 	"io"
 	"math"
@@ -26,8 +25,6 @@ import (
 	"slices"
 	"strings"
 	"time"
-
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/frugal-operator/foo-operator/test/controlplane"
 )
@@ -38,13 +35,6 @@ const auditLog = "_output/cluster/logs/audit.log"
 
 // reconcilerUser is the Foo reconciler's identity.
 const reconcilerUser = "system:serviceaccount:" + fooSystem + ":foo-reconciler"
-
-// auditEntry is an audit event with the time its request was received
-// (controlplane.AuditEvent leaves it out).
-type auditEntry struct {
-	controlplane.AuditEvent
-	Received metav1.MicroTime `json:"requestReceivedTimestamp"`
-}
 
 // auditOffset is where the audit log's last whole line ends: where the
 // requests made from now on begin.
@@ -64,41 +54,6 @@ func auditOffset(path string) (int64, error) {
 		return 0, fmt.Errorf("reading the audit log's end: %w", err)
 	}
 	return from + int64(bytes.LastIndexByte(tail, '\n')+1), nil
-}
-
-// auditSince reads the completed requests that user made on objects, from
-// byte offset from of the audit log (see controlplane.ReadAuditLog, which
-// reads the whole log and no times).
-func auditSince(path string, from int64, user string) ([]auditEntry, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, fmt.Errorf("opening the audit log: %w", err)
-	}
-	defer f.Close()
-	if _, err := f.Seek(from, io.SeekStart); err != nil {
-		return nil, fmt.Errorf("seeking in the audit log: %w", err)
-	}
-	b, err := io.ReadAll(f)
-	if err != nil {
-		return nil, fmt.Errorf("reading the audit log: %w", err)
-	}
-	// Only whole lines: the API server may be writing the last one.
-	b = b[:bytes.LastIndexByte(b, '\n')+1]
-	quoted := []byte(`"` + user + `"`)
-	var out []auditEntry
-	for _, line := range bytes.Split(b, []byte("\n")) {
-		if !bytes.Contains(line, quoted) {
-			continue
-		}
-		var e auditEntry
-		if err := json.Unmarshal(line, &e); err != nil {
-			return nil, fmt.Errorf("the audit log: %w", err)
-		}
-		if e.Stage == "ResponseComplete" && e.ObjectRef != nil && e.User.Username == user {
-			out = append(out, e)
-		}
-	}
-	return out, nil
 }
 
 // auditTable is a user's requests by second from a start, by verb and
@@ -128,13 +83,13 @@ func requestKey(e *controlplane.AuditEvent) string {
 }
 
 // breakdown bins the requests by second from start (when each was received).
-func breakdown(entries []auditEntry, start time.Time) *auditTable {
+func breakdown(entries []controlplane.AuditEvent, start time.Time) *auditTable {
 	t := &auditTable{User: reconcilerUser, Requests: len(entries)}
 	totals := map[string]int{}
 	bySecond := map[int]map[string]int{}
 	for _, e := range entries {
 		s := int(math.Floor(e.Received.Sub(start).Seconds()))
-		k := requestKey(&e.AuditEvent)
+		k := requestKey(&e)
 		totals[k]++
 		if bySecond[s] == nil {
 			bySecond[s] = map[string]int{}

@@ -20,6 +20,8 @@ import (
 	"context"
 	"fmt"
 	"time"
+
+	"github.com/frugal-operator/foo-operator/test/controlplane"
 )
 
 // burstSpec is one burst of a pair.
@@ -94,7 +96,7 @@ func runBurst(ctx context.Context, w wiring, spec burstSpec, n int) (burstResult
 	if err := gone(ctx, 10*time.Minute, fooReconciler); err != nil {
 		return res, err
 	}
-	entries, err := auditSince(auditLog, offset, reconcilerUser)
+	entries, _, err := controlplane.ReadAuditLog(auditLog, offset, reconcilerUser, "")
 	if err != nil {
 		return res, err
 	}

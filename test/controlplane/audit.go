@@ -46,8 +46,10 @@ type AuditEvent struct {
 		Resource    string `json:"resource"`
 		Subresource string `json:"subresource"`
 	} `json:"objectRef"`
-	ResponseStatus *metav1.Status    `json:"responseStatus"`
-	Annotations    map[string]string `json:"annotations"`
+	ResponseStatus *metav1.Status `json:"responseStatus"`
+	// Received is when the API server received the request.
+	Received    metav1.MicroTime  `json:"requestReceivedTimestamp"`
+	Annotations map[string]string `json:"annotations"`
 }
 
 // Request names the request as "verb group/resource[/subresource]", the
