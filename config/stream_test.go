@@ -71,7 +71,8 @@ type component struct {
 // in turn) and checks the result, and each member: it adds only entries to
 // the stream's resources; each kind it adds has its Trigger, subscribed to
 // its own reconciler, and its aggregated rule for the stream's reader; and
-// it watches the stream's own source, whose new adapter asks for a resync.
+// it has a Trigger for what the stream itself watches (its adapter's pod,
+// whose readiness asks for a resync).
 func TestTheStreamComposes(t *testing.T) {
 	ctx := context.Background()
 	source := docs(t, "../stream/600-source.yaml")["../stream/600-source.yaml"][0]
@@ -129,10 +130,10 @@ func TestTheStreamComposes(t *testing.T) {
 			}
 			want = append(want, added...)
 
-			// Each kind added, and the stream's own source, has a Trigger
-			// to this member's reconciler.
-			kinds := map[string]bool{"sources.knative.dev/v1/ApiServerSource": true}
-			for _, r := range added {
+			// Each kind added, and each the stream itself watches, has a
+			// Trigger to this member's reconciler.
+			kinds := map[string]bool{}
+			for _, r := range append(slices.Clip(base.Spec.Resources), added...) {
 				kinds[r.APIVersion+"/"+r.Kind] = true
 			}
 			for _, f := range c.Resources {

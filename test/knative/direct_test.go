@@ -214,9 +214,8 @@ func TestLifecycle(t *testing.T) {
 // 4. The adapter's pod deleted: what changes while no adapter watches, no
 // one sends (the new adapter's first list sends nothing). The node is
 // cordoned meanwhile, so that the new pod waits until the changes are made.
-// Once the new adapter is available, Eventing marks the source Deployed,
-// the source's own event of that asks the reconciler for a resync, and every
-// Foo created or changed meanwhile converges within 10 s of the adapter
+// Once the new adapter's pod is ready, the source's event of that pod asks
+// the reconciler for a resync, and every Foo created or changed meanwhile converges within 10 s of the adapter
 // delivering again. The reconciler keeps a pod throughout, and the resync's
 // PingSource is off: neither a cold start's resync nor the ping's does it.
 func TestAnAdapterPodDeletedLosesNothing(t *testing.T) {
@@ -386,4 +385,60 @@ func behindADeploymentBacklog(t *testing.T, kept ...string) {
 	woke := nextPod(t, created, time.Minute)
 	t.Logf("%d unrelated Deployments created in %v; then %d Foos at zero: the reconciler's pod made %v after the first, all converged %v after it",
 		unrelated, created.Sub(start).Round(time.Millisecond), n, woke.Sub(created.Truncate(time.Second)), done.Round(time.Second))
+}
+
+// 6. The API server restarted: the adapter's watch cannot resume (its
+// resourceVersion is older than the new API server's watch cache), and a
+// resilient adapter relists and sends nothing for what changed before it
+// watched again. The source's adapter runs in fail-fast mode (its
+// annotation): it exits instead, and once its restarted container is ready
+// the event of its pod asks for the resync that restores what changed (the
+// source's Deployed condition does not flip for so short a restart). Foos made
+// and changed as soon as the API server answers again converge within 10 s
+// of the adapter delivering again. The reconciler keeps a pod and the
+// resync's PingSource is off: neither a cold start's resync nor the ping's
+// does it.
+func TestAnAPIServerRestartLosesNothing(t *testing.T) {
+	setResyncSchedule(t, "0 0 1 1 *")
+	keepAPod(t)
+	ns := namespace(t)
+	createFoo(t, newFoo(ns, "changed", "changed", 1))
+	deploymentReplicas(t, ns, "changed", 1)
+	restarts := adapterRestarts(t)
+
+	if err := command("hack/cluster/restart.sh", "apiserver").Run(); err != nil {
+		t.Fatal("hack/cluster/restart.sh apiserver:", err)
+	}
+	const made = 5
+	for i := range made {
+		createFoo(t, newFoo(ns, fmt.Sprintf("new-%d", i), fmt.Sprintf("new-%d", i), 1))
+	}
+	patchFoo(t, ns, "changed", `{"spec":{"replicas":2}}`)
+	sourcesDeliver(t, ns)
+	delivering := time.Now()
+	clustertest.Eventually(t, 2*time.Minute, "every Foo made or changed after the API server's restart converged", func(ctx context.Context) (bool, string) {
+		return converged(ctx, ns, made+1)
+	})
+	took := time.Since(delivering)
+	if took > 10*time.Second {
+		t.Errorf("converged %v after the adapter delivered again, want within 10 s", took.Round(time.Millisecond))
+	}
+	t.Logf("the Foos made and changed after the API server's restart converged %v after the adapter delivered again; its container restarted %d times meanwhile",
+		took.Round(time.Millisecond), adapterRestarts(t)-restarts)
+}
+
+// adapterRestarts counts the restarts of the adapters' containers.
+func adapterRestarts(t *testing.T) int32 {
+	t.Helper()
+	pods, err := kube.CoreV1().Pods(adapterNamespace).List(context.Background(), metav1.ListOptions{LabelSelector: adapterSelector})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var n int32
+	for _, p := range pods.Items {
+		for _, c := range p.Status.ContainerStatuses {
+			n += c.RestartCount
+		}
+	}
+	return n
 }

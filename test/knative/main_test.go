@@ -110,6 +110,12 @@ func run(m *testing.M) int {
 	}
 	cfg.QPS, cfg.Burst = 200, 400
 	kube, foos, dyn = kubernetes.NewForConfigOrDie(cfg), fooclient.NewForConfigOrDie(cfg), dynamic.NewForConfigOrDie(cfg)
+	// On a cluster an earlier run used, the upgrade's Foos of that run go
+	// first: the previous release makes them again.
+	if err := namespaceGone(upgraded); err != nil {
+		fmt.Fprintln(os.Stderr, "knative:", err)
+		return 1
+	}
 	// Made first, so that installing does not restart the adapters for them.
 	for _, name := range []string{canaries, upgraded} {
 		ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}
@@ -137,6 +143,22 @@ func run(m *testing.M) int {
 		return 1
 	}
 	return m.Run()
+}
+
+// namespaceGone deletes the namespace, if it exists, and waits until it is
+// gone.
+func namespaceGone(name string) error {
+	err := kube.CoreV1().Namespaces().Delete(context.Background(), name, metav1.DeleteOptions{})
+	if apierrs.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	return clustertest.Poll(5*time.Minute, "namespace "+name+" gone", func(ctx context.Context) (bool, string) {
+		_, err := kube.CoreV1().Namespaces().Get(ctx, name, metav1.GetOptions{})
+		return apierrs.IsNotFound(err), fmt.Sprint(err)
+	})
 }
 
 // clusterUp tells whether the cluster answers.

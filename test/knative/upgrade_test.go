@@ -163,7 +163,7 @@ func TestUpgradeKeepsEveryFoo(t *testing.T) {
 	})
 	// A release that changes the sources rolls their adapters, which send
 	// nothing for what changed before they watch: the resync that the new
-	// adapter asks for (receiver.SourceKind) converges those Foos, or the
+	// adapter's pod asks for (receiver.AdapterLabel) converges those Foos, or the
 	// cold start's.
 	for _, name := range append(beforeTheUpgrade, duringTheUpgrade...) {
 		want := int32(1)

@@ -56,7 +56,7 @@ var Foo = Operator{
 	CRDs:           []string{"crd/foos.samplecontroller.knative.io"},
 	SourcesAccount: "foo-sources",
 	Sources: []Source{
-		// config/600-sources.yaml's source, but for its own ApiServerSource:
+		// config/600-sources.yaml's source, but for its own adapter's pod:
 		// no Eventing runs here to make one.
 		{"foos", FooSource},
 	},

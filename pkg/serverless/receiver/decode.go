@@ -90,7 +90,7 @@ func IsBadEvent(err error) bool {
 
 // Decoder maps CloudEvents to the keys of the owners they concern: an
 // owner's event to that owner, an owned object's event to the owner that
-// controls it, a ping or a source's new adapter (see SourceKind) to a resync.
+// controls it, a ping or a source's new adapter (see AdapterLabel) to a resync.
 type Decoder struct {
 	// Owner is the group and kind of the reconciled resource.
 	Owner schema.GroupKind
@@ -163,7 +163,7 @@ func (d *Decoder) owned(gk schema.GroupKind) *Owned {
 }
 
 // eventObject is what is read of a Resource-mode event's object: its keys,
-// and what SkipNoOp and OwnWrites look at. Nothing else of it is decoded: a
+// what SkipNoOp and OwnWrites look at, and whether it is an adapter's pod. Nothing else of it is decoded: a
 // big object's managedFields, annotations and spec are skipped, not copied.
 type eventObject struct {
 	APIVersion string `json:"apiVersion"`
@@ -175,6 +175,7 @@ type eventObject struct {
 		Generation        int64                   `json:"generation"`
 		DeletionTimestamp *metav1.Time            `json:"deletionTimestamp"`
 		OwnerReferences   []metav1.OwnerReference `json:"ownerReferences"`
+		Labels            map[string]string       `json:"labels"`
 	} `json:"metadata"`
 	Status struct {
 		ObservedGeneration int64 `json:"observedGeneration"`
@@ -242,26 +243,43 @@ func (d *Decoder) Decode(ctx context.Context, e *cloudevents.Event, sender Sende
 	}
 }
 
-// SourceKind is the ApiServerSource's group and kind. An operator's sources
-// may watch the operator's own ApiServerSources (selected by a label): the
-// events of one whose adapter is deployed (its condition Deployed True) ask
-// for a resync. Eventing writes that condition when a new adapter is
-// available, after a rollout (a new sink or resources, a namespace made or
-// deleted: the namespaces are in the adapter's env) or a pod deleted or
-// crashed; a new adapter sends nothing for what changed while none
-// watched, or before its first list.
-var SourceKind = schema.GroupKind{Group: "sources.knative.dev", Kind: "ApiServerSource"}
+// AdapterLabel and AdapterLabelValue mark the pod of an ApiServerSource's
+// adapter: Eventing labels each adapter's pods with them, and with
+// eventing.knative.dev/sourceName=<the source's name>
+// (knative.dev/eventing/pkg/reconciler/apiserversource/resources.Labels).
+//
+// An operator's sources may watch their own adapters' pods, selected by
+// those labels: the event of one ready (its condition Ready True) asks for a
+// resync. A new adapter sends nothing for what changed while none watched,
+// or before its first list; its pod gets ready after a rollout (a new sink
+// or resources, a namespace made or deleted: the namespaces are in the
+// adapter's env), a pod deleted, and a container restarted. In fail-fast
+// mode (the ApiServerSource's annotation
+// features.knative.dev/apiserversource-skip-permissions-check: "true") the
+// adapter also exits, and so restarts, where a resilient one would relist
+// and send nothing for what changed meanwhile: a watch that cannot resume,
+// as after an API server's restart. The source's own condition Deployed
+// does not tell a container's restart: its pod is not ready for about a
+// second, which the deployment controller need not see.
+const (
+	AdapterLabel      = "eventing.knative.dev/source"
+	AdapterLabelValue = "apiserver-source-controller"
+)
 
-// sourceChanged is what an event of an ApiServerSource asks for (see SourceKind).
-func sourceChanged(verb string, o *eventObject) Target {
-	if verb != "delete" {
+// podKind is the Pods' group and kind.
+var podKind = schema.GroupKind{Kind: "Pod"}
+
+// adapterChanged is what an event of an adapter's pod asks for (see
+// AdapterLabel).
+func adapterChanged(verb string, o *eventObject) Target {
+	if verb != "delete" && o.Metadata.DeletionTimestamp == nil {
 		for _, c := range o.Status.Conditions {
-			if c.Type == "Deployed" && c.Status == "True" {
+			if c.Type == string(corev1.PodReady) && c.Status == string(corev1.ConditionTrue) {
 				return Target{Resync: true}
 			}
 		}
 	}
-	return Target{Ignored: fmt.Sprintf("ApiServerSource %s/%s deleted, or its adapter not deployed yet", o.Metadata.Namespace, o.Metadata.Name)}
+	return Target{Ignored: fmt.Sprintf("adapter pod %s/%s not ready, or going", o.Metadata.Namespace, o.Metadata.Name)}
 }
 
 // decodeResource reads the object a Resource-mode event carries. The owner
@@ -294,8 +312,8 @@ func (d *Decoder) decodeResource(ctx context.Context, e *cloudevents.Event, verb
 		}
 		return t, nil
 	}
-	if gk == SourceKind {
-		return sourceChanged(verb, &obj), nil
+	if gk == podKind && obj.Metadata.Labels[AdapterLabel] == AdapterLabelValue {
+		return adapterChanged(verb, &obj), nil
 	}
 	owned := d.owned(gk)
 	if owned == nil {

@@ -87,20 +87,23 @@ func deploymentResourceEvent(verb, ns, name, owner string) cloudevents.Event {
 	})
 }
 
-// sourceEvent is a Resource-mode event for an ApiServerSource whose
-// condition Deployed has the given status ("" for none).
-func sourceEvent(verb, deployed string) cloudevents.Event {
+// adapterPodEvent is a Resource-mode event for the pod of the source foos's
+// adapter (labelled as Eventing does, if labelled) whose condition Ready has
+// the given status ("" for none).
+func adapterPodEvent(verb, ready string, labelled bool) cloudevents.Event {
 	status := map[string]any{}
-	if deployed != "" {
+	if ready != "" {
 		status["conditions"] = []any{
-			map[string]any{"type": "Ready", "status": deployed},
-			map[string]any{"type": "Deployed", "status": deployed},
+			map[string]any{"type": "ContainersReady", "status": ready},
+			map[string]any{"type": "Ready", "status": ready},
 		}
 	}
-	return adapterEvent("resource", verb, "sources.knative.dev/v1", "ApiServerSource", "apiserversources", "foo-operator", "foos", map[string]any{
-		"apiVersion": "sources.knative.dev/v1", "kind": "ApiServerSource",
-		"metadata": map[string]any{"name": "foos", "namespace": "foo-operator", "generation": 2},
-		"status":   status,
+	meta := map[string]any{"name": "apiserversource-foos-1234-x7k2p", "namespace": "foo-operator"}
+	if labelled {
+		meta["labels"] = map[string]any{AdapterLabel: AdapterLabelValue, "eventing.knative.dev/sourceName": "foos"}
+	}
+	return adapterEvent("resource", verb, "v1", "Pod", "pods", "foo-operator", "apiserversource-foos-1234-x7k2p", map[string]any{
+		"apiVersion": "v1", "kind": "Pod", "metadata": meta, "status": status,
 	})
 }
 
