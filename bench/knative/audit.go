@@ -17,11 +17,8 @@ limitations under the License.
 package main
 
 import (
-	"bytes"
 	"fmt"
-	"io"
 	"math"
-	"os"
 	"slices"
 	"strings"
 	"time"
@@ -35,26 +32,6 @@ const auditLog = "_output/cluster/logs/audit.log"
 
 // reconcilerUser is the Foo reconciler's identity.
 const reconcilerUser = "system:serviceaccount:" + fooSystem + ":foo-reconciler"
-
-// auditOffset is where the audit log's last whole line ends: where the
-// requests made from now on begin.
-func auditOffset(path string) (int64, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return 0, fmt.Errorf("opening the audit log: %w", err)
-	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return 0, fmt.Errorf("the audit log: %w", err)
-	}
-	from := max(st.Size()-1<<20, 0)
-	tail := make([]byte, st.Size()-from)
-	if _, err := f.ReadAt(tail, from); err != nil && err != io.EOF {
-		return 0, fmt.Errorf("reading the audit log's end: %w", err)
-	}
-	return from + int64(bytes.LastIndexByte(tail, '\n')+1), nil
-}
 
 // auditTable is a user's requests by second from a start, by verb and
 // resource[/subresource].

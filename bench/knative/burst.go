@@ -77,7 +77,7 @@ func runBurst(ctx context.Context, w wiring, spec burstSpec, n int) (burstResult
 	var offset int64
 	if spec.kind == oursFoo {
 		var err error
-		if offset, err = auditOffset(auditLog); err != nil {
+		if offset, err = controlplane.AuditLogEnd(auditLog); err != nil {
 			return res, err
 		}
 	}

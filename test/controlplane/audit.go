@@ -20,6 +20,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"maps"
 	"os"
 	"sort"
@@ -101,6 +102,26 @@ func ReadAuditLog(file string, from int64, user, agent string) ([]AuditEvent, in
 	return out, end, nil
 }
 
+// AuditLogEnd is where the audit log's last whole line ends: where the
+// requests made from now on begin (an offset for ReadAuditLog).
+func AuditLogEnd(path string) (int64, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return 0, fmt.Errorf("opening the audit log: %w", err)
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return 0, fmt.Errorf("the audit log: %w", err)
+	}
+	from := max(st.Size()-1<<20, 0)
+	tail := make([]byte, st.Size()-from)
+	if _, err := f.ReadAt(tail, from); err != nil && err != io.EOF {
+		return 0, fmt.Errorf("reading the audit log's end: %w", err)
+	}
+	return from + int64(bytes.LastIndexByte(tail, '\n')+1), nil
+}
+
 // GrantedRules returns what the ClusterRole named role, in the manifest
 // file, grants, as "verb group/resource[/subresource]" (the form
 // AuditEvent.Request gives).
@@ -155,11 +176,12 @@ func (u PrivilegeUse) String() string {
 // AuditEvents) with what the ClusterRoles and Roles named role in files
 // grant.
 func (c *ControlPlane) PrivilegeUse(files []string, role, user, agent string) (PrivilegeUse, error) {
-	return PrivilegeUseIn(c.AuditLog, files, role, user, agent)
+	return PrivilegeUseIn(c.AuditLog, 0, files, role, user, agent)
 }
 
-// PrivilegeUseIn is PrivilegeUse of any API server's JSON audit log.
-func PrivilegeUseIn(auditLog string, files []string, role, user, agent string) (PrivilegeUse, error) {
+// PrivilegeUseIn is PrivilegeUse of any API server's JSON audit log, from
+// the offset from on (see AuditLogEnd).
+func PrivilegeUseIn(auditLog string, from int64, files []string, role, user, agent string) (PrivilegeUse, error) {
 	roles := map[string]string{}
 	for _, f := range files {
 		roles[f] = role
@@ -168,7 +190,7 @@ func PrivilegeUseIn(auditLog string, files []string, role, user, agent string) (
 	if err != nil {
 		return PrivilegeUse{}, err
 	}
-	return PrivilegeUseOf(auditLog, granted, user, agent)
+	return PrivilegeUseOf(auditLog, from, granted, user, agent)
 }
 
 // GrantedRulesOf is what the roles grant together, by file the role's name
@@ -186,9 +208,10 @@ func GrantedRulesOf(roles map[string]string) (map[string]bool, error) {
 }
 
 // PrivilegeUseOf compares the requests that user made through agent with
-// the rules granted (see GrantedRules), in any API server's JSON audit log.
-func PrivilegeUseOf(auditLog string, granted map[string]bool, user, agent string) (PrivilegeUse, error) {
-	events, _, err := ReadAuditLog(auditLog, 0, user, agent)
+// the rules granted (see GrantedRules), in any API server's JSON audit log,
+// from the offset from on.
+func PrivilegeUseOf(auditLog string, from int64, granted map[string]bool, user, agent string) (PrivilegeUse, error) {
+	events, _, err := ReadAuditLog(auditLog, from, user, agent)
 	if err != nil {
 		return PrivilegeUse{}, err
 	}

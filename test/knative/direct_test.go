@@ -265,6 +265,46 @@ func TestAnAdapterPodDeletedLosesNothing(t *testing.T) {
 	t.Logf("the Foos made and changed without an adapter converged %v after it delivered again", took.Round(time.Millisecond))
 }
 
+// 5. The API server restarted: the adapter's watch cannot resume (its
+// resourceVersion is older than the new API server's watch cache), and a
+// resilient adapter relists and sends nothing for what changed before it
+// watched again. The source's adapter runs in fail-fast mode (its
+// annotation): it exits instead, and once its restarted container is ready
+// the event of its pod asks for the resync that restores what changed (the
+// source's Deployed condition does not flip for so short a restart). Foos made
+// and changed as soon as the API server answers again converge within 10 s
+// of the adapter delivering again. The reconciler keeps a pod and the
+// resync's PingSource is off: neither a cold start's resync nor the ping's
+// does it.
+func TestAnAPIServerRestartLosesNothing(t *testing.T) {
+	setResyncSchedule(t, "0 0 1 1 *")
+	keepAPod(t)
+	ns := namespace(t)
+	createFoo(t, newFoo(ns, "changed", "changed", 1))
+	deploymentReplicas(t, ns, "changed", 1)
+	restarts := adapterRestarts(t)
+
+	if err := command("hack/cluster/restart.sh", "apiserver").Run(); err != nil {
+		t.Fatal("hack/cluster/restart.sh apiserver:", err)
+	}
+	const made = 5
+	for i := range made {
+		createFoo(t, newFoo(ns, fmt.Sprintf("new-%d", i), fmt.Sprintf("new-%d", i), 1))
+	}
+	patchFoo(t, ns, "changed", `{"spec":{"replicas":2}}`)
+	sourcesDeliver(t, ns)
+	delivering := time.Now()
+	clustertest.Eventually(t, 2*time.Minute, "every Foo made or changed after the API server's restart converged", func(ctx context.Context) (bool, string) {
+		return converged(ctx, ns, made+1)
+	})
+	took := time.Since(delivering)
+	if took > 10*time.Second {
+		t.Errorf("converged %v after the adapter delivered again, want within 10 s", took.Round(time.Millisecond))
+	}
+	t.Logf("the Foos made and changed after the API server's restart converged %v after the adapter delivered again; its container restarted %d times meanwhile",
+		took.Round(time.Millisecond), adapterRestarts(t)-restarts)
+}
+
 // keepAPod has the reconciler keep one pod (min-scale 1, a new revision)
 // until the test ends.
 func keepAPod(t *testing.T) {
@@ -310,7 +350,7 @@ func setUnschedulable(t *testing.T, unschedulable bool) {
 	}
 }
 
-// 5. A wake-up behind kube-controller-manager's backlog: 1000 Deployments no
+// 6. A wake-up behind kube-controller-manager's backlog: 1000 Deployments no
 // Foo owns are created (replicas 0), then at once, with the reconciler at
 // zero, 50 Foos. The reconciler's pod waits for the deployment controller to
 // get through the backlog (it scales the revision's Deployment), and the
@@ -385,46 +425,6 @@ func behindADeploymentBacklog(t *testing.T, kept ...string) {
 	woke := nextPod(t, created, time.Minute)
 	t.Logf("%d unrelated Deployments created in %v; then %d Foos at zero: the reconciler's pod made %v after the first, all converged %v after it",
 		unrelated, created.Sub(start).Round(time.Millisecond), n, woke.Sub(created.Truncate(time.Second)), done.Round(time.Second))
-}
-
-// 6. The API server restarted: the adapter's watch cannot resume (its
-// resourceVersion is older than the new API server's watch cache), and a
-// resilient adapter relists and sends nothing for what changed before it
-// watched again. The source's adapter runs in fail-fast mode (its
-// annotation): it exits instead, and once its restarted container is ready
-// the event of its pod asks for the resync that restores what changed (the
-// source's Deployed condition does not flip for so short a restart). Foos made
-// and changed as soon as the API server answers again converge within 10 s
-// of the adapter delivering again. The reconciler keeps a pod and the
-// resync's PingSource is off: neither a cold start's resync nor the ping's
-// does it.
-func TestAnAPIServerRestartLosesNothing(t *testing.T) {
-	setResyncSchedule(t, "0 0 1 1 *")
-	keepAPod(t)
-	ns := namespace(t)
-	createFoo(t, newFoo(ns, "changed", "changed", 1))
-	deploymentReplicas(t, ns, "changed", 1)
-	restarts := adapterRestarts(t)
-
-	if err := command("hack/cluster/restart.sh", "apiserver").Run(); err != nil {
-		t.Fatal("hack/cluster/restart.sh apiserver:", err)
-	}
-	const made = 5
-	for i := range made {
-		createFoo(t, newFoo(ns, fmt.Sprintf("new-%d", i), fmt.Sprintf("new-%d", i), 1))
-	}
-	patchFoo(t, ns, "changed", `{"spec":{"replicas":2}}`)
-	sourcesDeliver(t, ns)
-	delivering := time.Now()
-	clustertest.Eventually(t, 2*time.Minute, "every Foo made or changed after the API server's restart converged", func(ctx context.Context) (bool, string) {
-		return converged(ctx, ns, made+1)
-	})
-	took := time.Since(delivering)
-	if took > 10*time.Second {
-		t.Errorf("converged %v after the adapter delivered again, want within 10 s", took.Round(time.Millisecond))
-	}
-	t.Logf("the Foos made and changed after the API server's restart converged %v after the adapter delivered again; its container restarted %d times meanwhile",
-		took.Round(time.Millisecond), adapterRestarts(t)-restarts)
 }
 
 // adapterRestarts counts the restarts of the adapters' containers.

@@ -53,6 +53,7 @@ import (
 	samplesv1alpha1 "github.com/frugal-operator/foo-operator/pkg/apis/samplecontroller/v1alpha1"
 	fooclient "github.com/frugal-operator/foo-operator/pkg/client/clientset/versioned"
 	"github.com/frugal-operator/foo-operator/test/clustertest"
+	"github.com/frugal-operator/foo-operator/test/controlplane"
 )
 
 // The operator as config/ installs it.
@@ -142,6 +143,18 @@ func run(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, "knative: Foos during the upgrade:", err)
 		return 1
 	}
+	// What this release's accounts do is read from here on: the previous
+	// release's adapter, gone once the new one runs alone, had its own rules.
+	if err := clustertest.Poll(3*time.Minute, "the adapter of this release alone", func(ctx context.Context) (bool, string) {
+		return adaptersRolledOut(ctx, "")
+	}); err != nil {
+		fmt.Fprintln(os.Stderr, "knative:", err)
+		return 1
+	}
+	if auditFrom, err = controlplane.AuditLogEnd(auditLog); err != nil {
+		fmt.Fprintln(os.Stderr, "knative:", err)
+		return 1
+	}
 	return m.Run()
 }
 
@@ -216,6 +229,13 @@ func install() error {
 	return nil
 }
 
+// auditLog is the cluster's audit log (hack/cluster/up.sh), and auditFrom
+// where this release's requests begin in it.
+var (
+	auditLog  = filepath.Join(root, "_output", "cluster", "logs", "audit.log")
+	auditFrom int64
+)
+
 // The release's file (hack/release.sh), from the repository's root.
 const release = "_output/release/foo-operator.yaml"
 
@@ -238,33 +258,7 @@ func namespace(t *testing.T) string {
 func sourcesDeliver(t *testing.T, ns string) {
 	t.Helper()
 	clustertest.Eventually(t, 3*time.Minute, "the adapters restarted with namespace "+ns, func(ctx context.Context) (bool, string) {
-		deps, err := kube.AppsV1().Deployments(adapterNamespace).List(ctx, metav1.ListOptions{LabelSelector: adapterSelector})
-		if err != nil {
-			return false, err.Error()
-		}
-		if len(deps.Items) != adapters {
-			return false, fmt.Sprintf("%d adapter Deployments, want %d", len(deps.Items), adapters)
-		}
-		for _, d := range deps.Items {
-			config := ""
-			for _, e := range d.Spec.Template.Spec.Containers[0].Env {
-				if e.Name == "K_SOURCE_CONFIG" {
-					config = e.Value
-				}
-			}
-			if !strings.Contains(config, strconv.Quote(ns)) {
-				return false, d.Name + " does not list " + ns + " yet"
-			}
-			s := d.Status
-			if s.ObservedGeneration != d.Generation || s.Replicas != 1 || s.UpdatedReplicas != 1 || s.AvailableReplicas != 1 {
-				return false, fmt.Sprintf("%s rolling out: %+v", d.Name, s)
-			}
-		}
-		pods, err := kube.CoreV1().Pods(adapterNamespace).List(ctx, metav1.ListOptions{LabelSelector: adapterSelector})
-		if err != nil {
-			return false, err.Error()
-		}
-		return len(pods.Items) == adapters, fmt.Sprintf("%d adapter pods, want %d", len(pods.Items), adapters)
+		return adaptersRolledOut(ctx, ns)
 	})
 	for try := 0; ; try++ {
 		name := fmt.Sprintf("canary-%s-%d", ns, canariesMade.Add(1))
@@ -280,6 +274,38 @@ func sourcesDeliver(t *testing.T, ns string) {
 			t.Fatalf("four canary Foos were never reconciled: the sources do not deliver")
 		}
 	}
+}
+
+// adaptersRolledOut tells whether the adapters run alone, their rollouts
+// done, with the namespace ns in their configuration (any, if "").
+func adaptersRolledOut(ctx context.Context, ns string) (bool, string) {
+	deps, err := kube.AppsV1().Deployments(adapterNamespace).List(ctx, metav1.ListOptions{LabelSelector: adapterSelector})
+	if err != nil {
+		return false, err.Error()
+	}
+	if len(deps.Items) != adapters {
+		return false, fmt.Sprintf("%d adapter Deployments, want %d", len(deps.Items), adapters)
+	}
+	for _, d := range deps.Items {
+		config := ""
+		for _, e := range d.Spec.Template.Spec.Containers[0].Env {
+			if e.Name == "K_SOURCE_CONFIG" {
+				config = e.Value
+			}
+		}
+		if ns != "" && !strings.Contains(config, strconv.Quote(ns)) {
+			return false, d.Name + " does not list " + ns + " yet"
+		}
+		s := d.Status
+		if s.ObservedGeneration != d.Generation || s.Replicas != 1 || s.UpdatedReplicas != 1 || s.AvailableReplicas != 1 {
+			return false, fmt.Sprintf("%s rolling out: %+v", d.Name, s)
+		}
+	}
+	pods, err := kube.CoreV1().Pods(adapterNamespace).List(ctx, metav1.ListOptions{LabelSelector: adapterSelector})
+	if err != nil {
+		return false, err.Error()
+	}
+	return len(pods.Items) == adapters, fmt.Sprintf("%d adapter pods, want %d", len(pods.Items), adapters)
 }
 
 // adapterSelector selects the ApiServerSources' adapters, of which config/

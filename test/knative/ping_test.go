@@ -21,7 +21,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -117,7 +116,6 @@ func TestPingWakesAndResyncs(t *testing.T) {
 	setResyncSchedule(t, "*/2 * * * *")
 	atZero(t, service)
 	zero := time.Now().Truncate(time.Second)
-	auditLog := filepath.Join(root, "_output", "cluster", "logs", "audit.log")
 	st, err := os.Stat(auditLog)
 	if err != nil {
 		t.Fatal(err)

@@ -58,7 +58,6 @@ func TestLeastPrivilege(t *testing.T) {
 	}
 
 	config := func(file string) string { return filepath.Join(root, "config", file) }
-	auditLog := filepath.Join(root, "_output", "cluster", "logs", "audit.log")
 	for _, who := range []struct {
 		role, agent string
 		files       []string
@@ -66,7 +65,7 @@ func TestLeastPrivilege(t *testing.T) {
 		{role: "foo-reconciler", agent: foo.AgentName, files: []string{config("200-clusterroles.yaml"), config("200-roles.yaml")}},
 		{role: "foo-sources", agent: "", files: []string{config("200-clusterroles.yaml")}},
 	} {
-		u, err := controlplane.PrivilegeUseIn(auditLog, who.files, who.role, "system:serviceaccount:"+system+":"+who.role, who.agent)
+		u, err := controlplane.PrivilegeUseIn(auditLog, auditFrom, who.files, who.role, "system:serviceaccount:"+system+":"+who.role, who.agent)
 		if err != nil {
 			t.Fatal(err)
 		}

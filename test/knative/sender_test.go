@@ -21,7 +21,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -135,7 +134,6 @@ func TestSenderAuthentication(t *testing.T) {
 	}
 
 	ns := namespace(t) // returns once the (token-sending) adapters deliver
-	auditLog := filepath.Join(root, "_output", "cluster", "logs", "audit.log")
 	st, err := os.Stat(auditLog)
 	if err != nil {
 		t.Fatal(err)

@@ -243,8 +243,7 @@ func streamLeastPrivilege(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	auditLog := filepath.Join(root, "_output", "cluster", "logs", "audit.log")
-	u, err := controlplane.PrivilegeUseOf(auditLog, granted, "system:serviceaccount:"+stream+":stream-watcher", "")
+	u, err := controlplane.PrivilegeUseOf(auditLog, auditFrom, granted, "system:serviceaccount:"+stream+":stream-watcher", "")
 	if err != nil {
 		t.Fatal(err)
 	}
