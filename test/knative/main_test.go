@@ -260,8 +260,16 @@ func sourcesDeliver(t *testing.T, ns string) {
 	clustertest.Eventually(t, 3*time.Minute, "the adapters restarted with namespace "+ns, func(ctx context.Context) (bool, string) {
 		return adaptersRolledOut(ctx, ns)
 	})
-	for try := 0; ; try++ {
-		name := fmt.Sprintf("canary-%s-%d", ns, canariesMade.Add(1))
+	aCanaryReconciled(t, ns, 4)
+}
+
+// aCanaryReconciled makes a canary Foo (its name tagged), and another every
+// 30 s, until one is reconciled, at most tries of them: one whose event was
+// lost is made again.
+func aCanaryReconciled(t *testing.T, tag string, tries int) {
+	t.Helper()
+	for try := 1; ; try++ {
+		name := fmt.Sprintf("canary-%s-%d", tag, canariesMade.Add(1))
 		createFoo(t, newFoo(canaries, name, name, 0))
 		err := wait.PollUntilContextTimeout(context.Background(), 100*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
 			_, err := kube.AppsV1().Deployments(canaries).Get(ctx, name, metav1.GetOptions{})
@@ -270,8 +278,8 @@ func sourcesDeliver(t *testing.T, ns string) {
 		if err == nil {
 			return
 		}
-		if try == 3 {
-			t.Fatalf("four canary Foos were never reconciled: the sources do not deliver")
+		if try == tries {
+			t.Fatalf("%d canary Foos were never reconciled: the sources do not deliver", tries)
 		}
 	}
 }
