@@ -265,45 +265,6 @@ func TestAnAdapterPodDeletedLosesNothing(t *testing.T) {
 	t.Logf("the Foos made and changed without an adapter converged %v after it delivered again", took.Round(time.Millisecond))
 }
 
-// 5. The API server restarted: the adapter's watch cannot resume (its
-// resourceVersion is older than the new API server's watch cache), and a
-// resilient adapter relists and sends nothing for what changed before it
-// watched again. The source's adapter runs in fail-fast mode (its
-// annotation): it exits instead, and once its restarted container is ready
-// the event of its pod asks for the resync that restores what changed (the
-// source's Deployed condition does not flip for so short a restart). Foos
-// made and changed as soon as the API server answers again converge. The
-// resync's PingSource is off, and the reconciler at zero: without that
-// event nothing would wake it. No revision is made meanwhile: Knative's
-// activator, its Revision informer behind after the restart, never routed
-// to one made then (seen here: "Failed to get revision watcher", and every
-// event to it timed out).
-func TestAnAPIServerRestartLosesNothing(t *testing.T) {
-	setResyncSchedule(t, "0 0 1 1 *")
-	ns := namespace(t)
-	createFoo(t, newFoo(ns, "changed", "changed", 1))
-	deploymentReplicas(t, ns, "changed", 1)
-	restarts := adapterRestarts(t)
-	atZero(t, service)
-
-	if err := command("hack/cluster/restart.sh", "apiserver").Run(); err != nil {
-		t.Fatal("hack/cluster/restart.sh apiserver:", err)
-	}
-	answered := time.Now()
-	const made = 5
-	for i := range made {
-		createFoo(t, newFoo(ns, fmt.Sprintf("new-%d", i), fmt.Sprintf("new-%d", i), 1))
-	}
-	patchFoo(t, ns, "changed", `{"spec":{"replicas":2}}`)
-	clustertest.Eventually(t, 3*time.Minute, "every Foo made or changed after the API server's restart converged", func(ctx context.Context) (bool, string) {
-		return converged(ctx, ns, made+1)
-	})
-	t.Logf("the Foos made and changed after the API server's restart converged %v after it answered again; the adapter's container restarted %d times meanwhile",
-		time.Since(answered).Round(time.Millisecond), adapterRestarts(t)-restarts)
-	// And the cluster delivers and wakes the reconciler as before.
-	sourcesDeliver(t, ns)
-}
-
 // keepAPod has the reconciler keep one pod (min-scale 1, a new revision)
 // until the test ends.
 func keepAPod(t *testing.T) {
@@ -349,7 +310,7 @@ func setUnschedulable(t *testing.T, unschedulable bool) {
 	}
 }
 
-// 6. A wake-up behind kube-controller-manager's backlog: 1000 Deployments no
+// 5. A wake-up behind kube-controller-manager's backlog: 1000 Deployments no
 // Foo owns are created (replicas 0), then at once, with the reconciler at
 // zero, 50 Foos. The reconciler's pod waits for the deployment controller to
 // get through the backlog (it scales the revision's Deployment), and the
@@ -424,20 +385,4 @@ func behindADeploymentBacklog(t *testing.T, kept ...string) {
 	woke := nextPod(t, created, time.Minute)
 	t.Logf("%d unrelated Deployments created in %v; then %d Foos at zero: the reconciler's pod made %v after the first, all converged %v after it",
 		unrelated, created.Sub(start).Round(time.Millisecond), n, woke.Sub(created.Truncate(time.Second)), done.Round(time.Second))
-}
-
-// adapterRestarts counts the restarts of the adapters' containers.
-func adapterRestarts(t *testing.T) int32 {
-	t.Helper()
-	pods, err := kube.CoreV1().Pods(adapterNamespace).List(context.Background(), metav1.ListOptions{LabelSelector: adapterSelector})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var n int32
-	for _, p := range pods.Items {
-		for _, c := range p.Status.ContainerStatuses {
-			n += c.RestartCount
-		}
-	}
-	return n
 }
