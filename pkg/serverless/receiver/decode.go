@@ -163,8 +163,9 @@ func (d *Decoder) owned(gk schema.GroupKind) *Owned {
 }
 
 // eventObject is what is read of a Resource-mode event's object: its keys,
-// what SkipNoOp and OwnWrites look at, and whether it is an adapter's pod. Nothing else of it is decoded: a
-// big object's managedFields, annotations and spec are skipped, not copied.
+// what SkipNoOp and OwnWrites look at, and whether it is an adapter's pod.
+// Nothing else of it is decoded: a big object's managedFields, annotations
+// and spec are skipped, not copied.
 type eventObject struct {
 	APIVersion string `json:"apiVersion"`
 	Kind       string `json:"kind"`
