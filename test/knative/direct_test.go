@@ -215,9 +215,10 @@ func TestLifecycle(t *testing.T) {
 // one sends (the new adapter's first list sends nothing). The node is
 // cordoned meanwhile, so that the new pod waits until the changes are made.
 // Once the new adapter's pod is ready, the source's event of that pod asks
-// the reconciler for a resync, and every Foo created or changed meanwhile converges within 10 s of the adapter
-// delivering again. The reconciler keeps a pod throughout, and the resync's
-// PingSource is off: neither a cold start's resync nor the ping's does it.
+// the reconciler for a resync, and every Foo created or changed meanwhile
+// converges within 10 s of the adapter delivering again. The reconciler
+// keeps a pod throughout, and the resync's PingSource is off: neither a cold
+// start's resync nor the ping's does it.
 func TestAnAdapterPodDeletedLosesNothing(t *testing.T) {
 	ctx := context.Background()
 	setResyncSchedule(t, "0 0 1 1 *")

@@ -176,7 +176,10 @@ type eventObject struct {
 		Generation        int64                   `json:"generation"`
 		DeletionTimestamp *metav1.Time            `json:"deletionTimestamp"`
 		OwnerReferences   []metav1.OwnerReference `json:"ownerReferences"`
-		Labels            map[string]string       `json:"labels"`
+		// Labels holds the one label read: not a map per event.
+		Labels struct {
+			Adapter string `json:"eventing.knative.dev/source"`
+		} `json:"labels"`
 	} `json:"metadata"`
 	Status struct {
 		ObservedGeneration int64 `json:"observedGeneration"`
@@ -263,7 +266,7 @@ func (d *Decoder) Decode(ctx context.Context, e *cloudevents.Event, sender Sende
 // does not tell a container's restart: its pod is not ready for about a
 // second, which the deployment controller need not see.
 const (
-	AdapterLabel      = "eventing.knative.dev/source"
+	AdapterLabel      = "eventing.knative.dev/source" // as eventObject reads it
 	AdapterLabelValue = "apiserver-source-controller"
 )
 
@@ -313,7 +316,7 @@ func (d *Decoder) decodeResource(ctx context.Context, e *cloudevents.Event, verb
 		}
 		return t, nil
 	}
-	if gk == podKind && obj.Metadata.Labels[AdapterLabel] == AdapterLabelValue {
+	if gk == podKind && obj.Metadata.Labels.Adapter == AdapterLabelValue {
 		return adapterChanged(verb, &obj), nil
 	}
 	owned := d.owned(gk)
