@@ -34,7 +34,10 @@ import (
 type outcomes struct {
 	inner controller.Reconciler
 	// maxFailures is how many failed reconciles of a key an awaiting sits
-	// through (the workqueue retries them with backoff) before it fails.
+	// through (the workqueue retries them with backoff) before it fails; one
+	// if the key has failed that many times in a row already: the
+	// workqueue's backoff then grows past the deadline, and a direct adapter
+	// would hold every later event behind it.
 	maxFailures int
 
 	// metrics records each reconcile (nil: nowhere).
@@ -50,12 +53,16 @@ type keyState struct {
 	started  uint64 // reconciles of this key started so far
 	inflight int
 	waiters  []*waiter
+	// failing is how many reconciles of this key failed in a row.
+	failing int
 }
 
 type waiter struct {
 	w        *awaiting
 	epoch    uint64 // the key's started count when the awaiting began
 	failures int
+	// allowed is how many failures the waiter sits through.
+	allowed int
 }
 
 var (
@@ -121,6 +128,11 @@ func (t *outcomes) finish(key string, seq uint64, err error) {
 	s := t.keys[key]
 	s.inflight--
 	ok := succeeded(err)
+	if ok {
+		s.failing = 0
+	} else {
+		s.failing++
+	}
 	kept := s.waiters[:0]
 	for _, wt := range s.waiters {
 		switch {
@@ -129,7 +141,7 @@ func (t *outcomes) finish(key string, seq uint64, err error) {
 			kept = append(kept, wt)
 		case ok:
 			wt.w.done(key, nil)
-		case wt.failures+1 >= t.maxFailures:
+		case wt.failures+1 >= wt.allowed:
 			wt.w.done(key, err)
 		default:
 			wt.failures++
@@ -151,9 +163,10 @@ func (t *outcomes) state(key string) *keyState {
 	return s
 }
 
-// gc forgets a key nobody waits for and nothing reconciles. Callers hold t.mu.
+// gc forgets a key nobody waits for, nothing reconciles and that is not
+// failing. Callers hold t.mu.
 func (t *outcomes) gc(key string, s *keyState) {
-	if s.inflight == 0 && len(s.waiters) == 0 {
+	if s.inflight == 0 && len(s.waiters) == 0 && s.failing == 0 {
 		delete(t.keys, key)
 	}
 }
@@ -171,7 +184,11 @@ func (t *outcomes) await(keys []types.NamespacedName) *awaiting {
 		}
 		w.pending[key] = true
 		s := t.state(key)
-		s.waiters = append(s.waiters, &waiter{w: w, epoch: s.started})
+		allowed := t.maxFailures
+		if s.failing >= t.maxFailures {
+			allowed = 1
+		}
+		s.waiters = append(s.waiters, &waiter{w: w, epoch: s.started, allowed: allowed})
 	}
 	if len(w.pending) == 0 {
 		close(w.ch)

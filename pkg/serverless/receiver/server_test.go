@@ -402,6 +402,44 @@ func TestAnswers(t *testing.T) {
 	}
 }
 
+// A key that keeps failing does not hold its events for the workqueue's
+// growing backoff: once it has failed MaxFailures times in a row, an event
+// for it is answered after one more try (a direct adapter sends nothing else
+// meanwhile). A success starts the count again.
+func TestAKeyThatKeepsFailingIsAnsweredAfterOneTry(t *testing.T) {
+	var failing atomic.Bool
+	failing.Store(true)
+	rec := newFakeReconciler(func(context.Context, string) error {
+		if failing.Load() {
+			return errors.New("quota exceeded")
+		}
+		return nil
+	})
+	ts := startServer(t, rec, Options{})
+	event := fooResourceEvent("update", "ns", "a")
+	answer := func(want int) int {
+		t.Helper()
+		before := rec.callsOf("ns/a")
+		if got := send(t, ts.url, event, false); got.code != want {
+			t.Fatalf("answer = %d %q, want %d", got.code, got.body, want)
+		}
+		return rec.callsOf("ns/a") - before
+	}
+	if n := answer(http.StatusServiceUnavailable); n != DefaultMaxFailures {
+		t.Errorf("first event answered after %d reconciles, want %d", n, DefaultMaxFailures)
+	}
+	// One more try, and perhaps one of the workqueue's retries.
+	if n := answer(http.StatusServiceUnavailable); n > 2 {
+		t.Errorf("second event answered after %d reconciles, want one more try", n)
+	}
+	failing.Store(false)
+	answer(http.StatusOK)
+	failing.Store(true)
+	if n := answer(http.StatusServiceUnavailable); n < DefaultMaxFailures {
+		t.Errorf("after a success, an event answered after %d reconciles, want %d", n, DefaultMaxFailures)
+	}
+}
+
 // TestSuccessAnswersWithAnEmptyBody: a broker turns a 2xx with a body that
 // is not a CloudEvent into a 502.
 func TestSuccessAnswersWithAnEmptyBody(t *testing.T) {
