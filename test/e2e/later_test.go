@@ -26,16 +26,11 @@ import (
 	apierrs "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/dynamic"
 
 	"github.com/frugal-operator/foo-operator/pkg/reconciler/foo"
 	"github.com/frugal-operator/foo-operator/pkg/serverless/requeue"
-	"github.com/frugal-operator/foo-operator/test/localenv"
+	"github.com/frugal-operator/foo-operator/test/clustertest"
 )
-
-// The requeue schedule: the PingSource in which the library keeps the keys
-// a reconcile asked to run again later (<K_SERVICE>-requeue).
-const schedule = foo.AgentName + "-requeue"
 
 // A Foo refused its Deployment's name asks to be run again later, and that
 // outlives the process: the key is kept in the requeue schedule, a cold
@@ -44,7 +39,6 @@ const schedule = foo.AgentName + "-requeue"
 // here: the time is made to pass by hand, and the pings are sent.
 func TestARequeueOutlivesTheReconciler(t *testing.T) {
 	ctx := context.Background()
-	pingsources := dynamic.NewForConfigOrDie(env.Config).Resource(requeue.Resource).Namespace(localenv.Namespace)
 	ns := namespace(t)
 	t.Cleanup(func() {
 		if env.Reconciler() == nil {
@@ -53,32 +47,11 @@ func TestARequeueOutlivesTheReconciler(t *testing.T) {
 			}
 		}
 	})
-	// scheduled returns every key of the schedule, with its time.
-	scheduled := func(ctx context.Context) (map[string]time.Time, error) {
-		u, err := pingsources.Get(ctx, schedule, metav1.GetOptions{})
-		if err != nil {
-			return nil, err
-		}
-		var all map[string]time.Time
-		return all, json.Unmarshal([]byte(u.GetAnnotations()[requeue.Annotation]), &all)
-	}
-	// keys returns the schedule's keys of ns, with their times.
-	keys := func(ctx context.Context) (map[string]time.Time, error) {
-		all, err := scheduled(ctx)
-		if err != nil {
-			return nil, err
-		}
-		mine := map[string]time.Time{}
-		for k, at := range all {
-			if len(k) > len(ns) && k[:len(ns)+1] == ns+"/" {
-				mine[k] = at
-			}
-		}
-		return mine, nil
-	}
+	schedule, pingSources := env.Schedule()
+	keys := func(ctx context.Context) (map[string]time.Time, error) { return env.ScheduledIn(ctx, ns) }
 	// pass makes every key of the schedule due, as the time passing would.
 	pass := func(ctx context.Context) error {
-		all, err := scheduled(ctx)
+		all, err := env.Scheduled(ctx)
 		if err != nil {
 			return err
 		}
@@ -87,7 +60,7 @@ func TestARequeueOutlivesTheReconciler(t *testing.T) {
 		}
 		b, _ := json.Marshal(all)
 		patch, _ := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]string{requeue.Annotation: string(b)}}})
-		_, err = pingsources.Patch(ctx, schedule, types.MergePatchType, patch, metav1.PatchOptions{})
+		_, err = pingSources.Patch(ctx, schedule, types.MergePatchType, patch, metav1.PatchOptions{})
 		return err
 	}
 
@@ -161,4 +134,20 @@ func TestARequeueOutlivesTheReconciler(t *testing.T) {
 	for _, name := range []string{"one", "two"} {
 		convergedFoo(t, ns, name)
 	}
+}
+
+// Foos whose reconciles fail (a quota refuses their Deployments) when the
+// reconciler goes, as at zero, are run again requeue.Retry later: the
+// adapter gave up on their events, and the workqueue's retries went with the
+// process.
+func TestAFailureOutlivesTheReconciler(t *testing.T) {
+	ns := namespace(t)
+	lift := clustertest.NoRoomFor(t, env.Kube, ns, "count/deployments.apps", func(ctx context.Context) error {
+		_, err := env.Kube.AppsV1().Deployments(ns).Create(ctx, foreignDeployment(ns, "probe"), metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+		return err
+	})
+	env.FailuresOutliveTheReconciler(t, ns, []string{"one", "two"},
+		func(name string) { createFoo(t, newFoo(ns, name, name, 1)) },
+		lift,
+		func(name string) { convergedFoo(t, ns, name) })
 }

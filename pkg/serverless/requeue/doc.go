@@ -22,7 +22,10 @@ limitations under the License.
 //
 // The workqueue requeues such a key after its delay too, but only while the
 // pod lives; a reconciler that scales to zero 30 s after its last event
-// would otherwise run the key again only when something else wakes it.
+// would otherwise run the key again only when something else wakes it. The
+// same holds for a key whose reconcile failed (the adapter gives up on its
+// event after a few seconds): a key whose last reconcile failed when the
+// process ends is scheduled Retry later.
 //
 // The PingSource is the schedule's only state: its annotation maps each key
 // to the time it is due, and its cron schedule is that of the first. A

@@ -68,6 +68,8 @@ type Schedule struct {
 	// done with.
 	changes map[types.NamespacedName]time.Time
 	changed chan struct{}
+	// failed are the keys whose last reconcile failed.
+	failed map[types.NamespacedName]bool
 }
 
 // New returns the schedule kept in the PingSource name of client's
@@ -75,7 +77,8 @@ type Schedule struct {
 // Load it before use.
 func New(client dynamic.ResourceInterface, name, service string) *Schedule {
 	return &Schedule{client: client, name: name, service: service, now: time.Now,
-		stored: map[types.NamespacedName]time.Time{}, changes: map[types.NamespacedName]time.Time{}, changed: make(chan struct{}, 1)}
+		stored: map[types.NamespacedName]time.Time{}, changes: map[types.NamespacedName]time.Time{}, changed: make(chan struct{}, 1),
+		failed: map[types.NamespacedName]bool{}}
 }
 
 // Load reads the PingSource; there may be none.
@@ -107,10 +110,17 @@ func (s *Schedule) Load(ctx context.Context) error {
 	return nil
 }
 
+// Retry is how long after the process ends a key whose last reconcile
+// failed runs again, unless it is due sooner: while the process lives the
+// workqueue retries it, and the adapter gives up on an event after a few
+// seconds.
+const Retry = 5 * time.Minute
+
 // Reconciled records the outcome of a reconcile of key: a requeue after a
-// delay (controller.NewRequeueAfter) schedules the key then; a success or a
-// permanent error is done with it; any other error leaves it as it was (the
-// workqueue retries it; a key that was due stays due).
+// delay (controller.NewRequeueAfter) schedules the key then; a failure (an
+// error neither permanent nor a requeue) is held, and scheduled Retry later
+// when Run ends if no reconcile of the key succeeded meanwhile; a success or
+// a permanent error is done with it.
 func (s *Schedule) Reconciled(key string, err error) {
 	ns, name, kerr := cache.SplitMetaNamespaceKey(key)
 	if kerr != nil {
@@ -118,14 +128,26 @@ func (s *Schedule) Reconciled(key string, err error) {
 	}
 	k := types.NamespacedName{Namespace: ns, Name: name}
 	var at time.Time // done with
-	switch requeue, after := controller.IsRequeueKey(err); {
+	requeue, after := controller.IsRequeueKey(err)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	switch {
 	case requeue && after > 0:
 		at = s.now().Add(after).Truncate(time.Second)
 	case err != nil && !requeue && !controller.IsPermanentError(err):
+		// Written only at the end: most failures (conflicts) are gone at
+		// the next try, and a container that crashes is started again, with
+		// its cold-start resync.
+		s.failed[k] = true
 		return
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	delete(s.failed, k)
+	s.set(k, at)
+}
+
+// set schedules key at at, or is done with it if at is zero. Callers hold
+// s.mu.
+func (s *Schedule) set(k types.NamespacedName, at time.Time) {
 	if was, ok := s.lookup(k); at.Equal(was) || (!ok && at.IsZero()) {
 		return
 	}
@@ -134,6 +156,21 @@ func (s *Schedule) Reconciled(key string, err error) {
 	case s.changed <- struct{}{}:
 	default:
 	}
+}
+
+// holdFailed schedules the keys whose last reconcile failed Retry from
+// now, unless they are due sooner.
+func (s *Schedule) holdFailed() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	now := s.now()
+	at := now.Add(Retry).Truncate(time.Second)
+	for k := range s.failed {
+		if was, ok := s.lookup(k); !ok || !was.After(now) || was.After(at) {
+			s.set(k, at)
+		}
+	}
+	clear(s.failed)
 }
 
 // lookup returns key's time, if it is scheduled. Callers hold s.mu.
@@ -201,8 +238,9 @@ func (s *Schedule) Lister(next func(context.Context) (work, refused []types.Name
 }
 
 // Run writes the schedule whenever it changes, retrying failures with
-// backoff, until ctx is done; then it writes what is left once more, within
-// flushTimeout.
+// backoff, until ctx is done; then it schedules the keys whose last
+// reconcile failed and writes what is left once more, within flushTimeout.
+// Stop it once no reconcile runs any more.
 func (s *Schedule) Run(ctx context.Context) {
 	logger := logging.FromContext(ctx)
 	backoff := wait.Backoff{Duration: 500 * time.Millisecond, Factor: 2, Steps: 7, Cap: 30 * time.Second}
@@ -210,6 +248,7 @@ func (s *Schedule) Run(ctx context.Context) {
 		select {
 		case <-s.changed:
 		case <-ctx.Done():
+			s.holdFailed()
 			flushCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), flushTimeout)
 			defer cancel()
 			_ = wait.ExponentialBackoffWithContext(flushCtx, backoff, func(ctx context.Context) (bool, error) {

@@ -31,6 +31,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
 	dynamicfake "k8s.io/client-go/dynamic/fake"
 	clientgotesting "k8s.io/client-go/testing"
 	"knative.dev/pkg/controller"
@@ -146,7 +147,7 @@ func TestOutcomes(t *testing.T) {
 		{"success", nil, false},
 		{"permanent error", controller.NewPermanentError(errors.New("no")), false},
 		{"requeue at once", controller.NewRequeueImmediately(), false},
-		{"transient error", errors.New("timeout"), true},
+		{"failure", errors.New("timeout"), true},
 		{"requeue later", controller.NewRequeueAfter(time.Hour), true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -224,10 +225,64 @@ func TestAConflictMergesWhatTheOtherWrote(t *testing.T) {
 	}
 }
 
+// A failed reconcile outlives the process: its key is held while the process
+// lives (the workqueue retries it) and scheduled Retry after it ends, unless
+// it is due sooner; it is done with once a reconcile succeeds.
+func TestAFailedKeyIsRetriedFromZero(t *testing.T) {
+	s, client, now := newSchedule(t, pingSource(map[string]time.Time{"a/soon": start.Add(time.Minute), "a/late": start.Add(time.Hour)}))
+	failure := errors.New("the API server timed out")
+	for _, key := range []string{"a/one", "a/soon", "a/late", "a/fixed"} {
+		s.Reconciled(key, failure)
+	}
+	s.Reconciled("a/fixed", nil)
+
+	// While the process lives, another change is written, not the failures.
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { s.Run(ctx); close(done) }()
+	s.Reconciled("b/later", controller.NewRequeueAfter(time.Hour))
+	want := map[string]time.Time{"a/soon": start.Add(time.Minute), "a/late": start.Add(time.Hour), "b/later": start.Add(time.Hour)}
+	var keys map[string]time.Time
+	if err := wait.PollUntilContextTimeout(context.Background(), time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
+		_, keys = get(t, client)
+		return len(keys) == len(want), nil
+	}); err != nil {
+		t.Fatalf("b/later not written: %v", keys)
+	}
+	if diff := cmp.Diff(want, keys); diff != "" {
+		t.Fatalf("keys while the process lives (-want +got):\n%s", diff)
+	}
+
+	// The process ends at start+1s.
+	*now = start.Add(time.Second)
+	cancel()
+	<-done
+	_, keys = get(t, client)
+	end := start.Add(time.Second + Retry)
+	want = map[string]time.Time{"a/one": end, "a/soon": start.Add(time.Minute), "a/late": end, "b/later": start.Add(time.Hour)}
+	if diff := cmp.Diff(want, keys); diff != "" {
+		t.Errorf("keys after the end (-want +got):\n%s", diff)
+	}
+
+	// Run again later: a/one fails again, the others succeed.
+	*now = end
+	s.Reconciled("a/one", failure)
+	for _, key := range []string{"a/soon", "a/late", "b/later"} {
+		s.Reconciled(key, nil)
+	}
+	flush(t, s)
+	_, keys = get(t, client)
+	if diff := cmp.Diff(map[string]time.Time{"a/one": end.Add(Retry)}, keys); diff != "" {
+		t.Errorf("keys after the second end (-want +got):\n%s", diff)
+	}
+}
+
 func TestNothingChangedWritesNothing(t *testing.T) {
 	s, client, _ := newSchedule(t)
 	s.Reconciled("a/one", nil)
-	s.Reconciled("a/two", errors.New("transient"))
+	s.Reconciled("a/two", controller.NewRequeueImmediately())
+	s.Reconciled("a/three", errors.New("conflict"))
+	s.Reconciled("a/three", nil) // the workqueue's retry
 	flush(t, s)
 	for _, a := range client.Actions() {
 		if a.GetVerb() != "get" {

@@ -30,6 +30,7 @@ import (
 
 	examplev1alpha1 "github.com/frugal-operator/foo-operator/examples/bar-operator/pkg/apis/example/v1alpha1"
 	"github.com/frugal-operator/foo-operator/examples/bar-operator/pkg/reconciler/bar"
+	"github.com/frugal-operator/foo-operator/test/clustertest"
 	"github.com/frugal-operator/foo-operator/test/controlplane"
 )
 
@@ -162,6 +163,22 @@ func TestColdStartResync(t *testing.T) {
 		t.Fatal(err)
 	}
 	published(t, ns, "while-down", map[string]string{"k": "v"})
+}
+
+// Bars whose reconciles fail (a quota refuses their ConfigMaps) when the
+// reconciler goes, as at zero, are run again requeue.Retry later, through
+// the requeue schedule.
+func TestAFailureOutlivesTheReconciler(t *testing.T) {
+	ns := namespace(t)
+	lift := clustertest.NoRoomFor(t, env.Kube, ns, corev1.ResourceConfigMaps, func(ctx context.Context) error {
+		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "probe"}}
+		_, err := env.Kube.CoreV1().ConfigMaps(ns).Create(ctx, cm, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+		return err
+	})
+	env.FailuresOutliveTheReconciler(t, ns, []string{"one", "two"},
+		func(name string) { createBar(t, ns, name, map[string]string{"k": name}) },
+		lift,
+		func(name string) { published(t, ns, name, map[string]string{"k": name}) })
 }
 
 // The reconciler runs with exactly config/'s roles: it was refused nothing,

@@ -23,12 +23,15 @@ import (
 	"strings"
 	"testing"
 
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
 	v1 "knative.dev/eventing/pkg/apis/sources/v1"
 
 	"github.com/frugal-operator/foo-operator/examples/containersource/pkg/reconciler/containersource"
+	"github.com/frugal-operator/foo-operator/test/clustertest"
 	"github.com/frugal-operator/foo-operator/test/controlplane"
 )
 
@@ -213,6 +216,28 @@ func TestThePingConverges(t *testing.T) {
 			t.Errorf("the resync wrote about a converged ContainerSource: %s %s", e.Verb, e.RequestURI)
 		}
 	}
+}
+
+// ContainerSources whose reconciles fail (a quota refuses their
+// Deployments) when the reconciler goes, as at zero, are run again
+// requeue.Retry later, through the requeue schedule.
+func TestAFailureOutlivesTheReconciler(t *testing.T) {
+	ns := namespace(t)
+	lift := clustertest.NoRoomFor(t, env.Kube, ns, "count/deployments.apps", func(ctx context.Context) error {
+		d := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "probe"}, Spec: appsv1.DeploymentSpec{
+			Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "probe"}},
+			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": "probe"}},
+				Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "probe", Image: "probe"}}}},
+		}}
+		_, err := env.Kube.AppsV1().Deployments(ns).Create(ctx, d, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+		return err
+	})
+	env.FailuresOutliveTheReconciler(t, ns, []string{"one", "two"},
+		func(name string) { createSource(t, ns, name, "image-1") },
+		lift,
+		func(name string) {
+			eventually(t, name+" converged", func(ctx context.Context) (bool, string) { return converged(ctx, ns, name, "image-1", sink) })
+		})
 }
 
 const reconcilerUser = "system:serviceaccount:" + operatorNamespace + ":" + containersource.AgentName
