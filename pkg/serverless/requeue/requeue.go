@@ -126,6 +126,10 @@ func (s *Schedule) Reconciled(key string, err error) {
 	if kerr != nil {
 		return
 	}
+	if controller.IsSkipKey(err) {
+		// Not reconciled here (not the key's leader): no outcome.
+		return
+	}
 	k := types.NamespacedName{Namespace: ns, Name: name}
 	var at time.Time // done with
 	requeue, after := controller.IsRequeueKey(err)

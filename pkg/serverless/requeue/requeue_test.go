@@ -283,6 +283,7 @@ func TestNothingChangedWritesNothing(t *testing.T) {
 	s.Reconciled("a/two", controller.NewRequeueImmediately())
 	s.Reconciled("a/three", errors.New("conflict"))
 	s.Reconciled("a/three", nil) // the workqueue's retry
+	s.Reconciled("a/four", controller.NewSkipKey("a/four"))
 	flush(t, s)
 	for _, a := range client.Actions() {
 		if a.GetVerb() != "get" {
