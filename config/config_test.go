@@ -192,7 +192,7 @@ func TestEveryManifestValidates(t *testing.T) {
 		"rbac.authorization.k8s.io/v1/Role": 2, "rbac.authorization.k8s.io/v1/RoleBinding": 2, "v1/ConfigMap": 2,
 		"apiextensions.k8s.io/v1/CustomResourceDefinition": 2,
 		"sources.knative.dev/v1/ApiServerSource":           3, "sources.knative.dev/v1/PingSource": 2,
-		"eventing.knative.dev/v1/Broker": 1, "eventing.knative.dev/v1/Trigger": 6,
+		"eventing.knative.dev/v1/Broker": 1, "eventing.knative.dev/v1/Trigger": 2,
 		"serving.knative.dev/v1/Service": 3,
 	}
 	if diff := cmp.Diff(want, seen); diff != "" {

@@ -108,7 +108,7 @@ func TestBrokerWiring(t *testing.T) {
 	clustertest.Eventually(t, 3*time.Minute, "the Broker is Ready", func(ctx context.Context) (bool, string) {
 		return ready(ctx, brokerGVR, stream, "operators")
 	})
-	for _, name := range []string{"foo-reconciler-foos", "foo-reconciler-deployments", "foo-reconciler-sources", "bar-reconciler-bars", "bar-reconciler-configmaps", "bar-reconciler-sources"} {
+	for _, name := range []string{"foo-reconciler", "bar-reconciler"} {
 		clustertest.Eventually(t, 3*time.Minute, "Trigger "+name+" is Ready", func(ctx context.Context) (bool, string) {
 			return ready(ctx, triggerGVR, stream, name)
 		})
