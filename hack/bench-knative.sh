@@ -19,16 +19,18 @@
 # the Foo and the example Bar operators on the shared event stream (pods,
 # pod-seconds, working set, CPU and requests of each operator's pods, of the
 # stream's shared pods and of Knative's own), with what one more operator
-# costs and the break-even number of operators; and bursts of Foos, the
-# classic and ours in each wiring, with our reconciler's requests from the
-# audit log. Brings the one-node cluster up, installs the operator and builds
-# the classic's image if needed; installs the Bar operator and switches both
-# operators to the stream (_output/stream-bench), and leaves the cluster so:
-# in stream wiring. Writes bench/results/<time>-knative/{results.md,
-# results.json,chart.png} (chart.png: hack/tools/chart/bars, the idle bill's
-# memory per operator and shared). Flags go to bench/knative (-wakeups 5
-# -n 1000 -idle 10m -burst 1000; -burst 0 skips the bursts). It takes
-# roughly 2 × -idle plus 40 minutes.
+# costs and the break-even number of operators; one namespace made and
+# deleted on the stream; and bursts of Foos, the classic and ours in each
+# wiring (direct twice: ACK=reconciled, then ACK=queued), with our
+# reconciler's requests from the audit log. Brings the one-node cluster up,
+# installs the operator and builds the classic's image if needed; installs
+# the Bar operator and switches both operators to the stream
+# (_output/stream-bench), and leaves the cluster so: in stream wiring.
+# Writes bench/results/<time>-knative/{results.md,results.json,chart.png}
+# (chart.png: hack/tools/chart/bars, the idle bill's memory per operator and
+# shared). Flags go to bench/knative (-wakeups 5 -n 1000 -idle 10m -burst
+# 1000; -burst 0 skips the bursts). It takes roughly 2 × -idle plus 50
+# minutes.
 set -euo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/cluster/lib.sh"
 cd "$ROOT"

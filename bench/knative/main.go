@@ -34,11 +34,14 @@ limitations under the License.
 //     in a fresh namespace, timed to the first reconcile of every Foo, to
 //     every Deployment observed by the deployment controller and (ours) to
 //     every Foo Ready; our reconciler's requests binned by second from the
-//     audit log;
+//     audit log; then our reconciler set to ACK=queued (events answered once
+//     enqueued) and a second pair, ours first, and set back to reconciled;
 //  5. phase 2, two operators on the shared stream: the example Bar operator
 //     installed, both switched to the stream as test/knative's
 //     TestBrokerWiring does, N converged Bars, then the idle bill again with
-//     the Bar reconciler, the stream's adapter and dead letters;
+//     the Bar reconciler, the stream's adapter and dead letters; then one
+//     namespace made and deleted, each timed to the stream's adapter rolled
+//     out and each member's wake-up;
 //  6. the stream burst pair, the other way round: ours, then the classic in
 //     a second fresh namespace;
 //  7. what one more operator costs, the break-even number of operators, and
@@ -74,27 +77,31 @@ const (
 	nsBurstDirect   = "burst-ours-direct"
 	nsBurstStream   = "burst-ours-stream"
 	nsBurstClassic2 = "burst-classic-2"
+	nsBurstQueued   = "burst-ours-queued"
+	nsBurstClassic3 = "burst-classic-3"
 )
 
 // benchNamespaces are every namespace the bench makes Foos or Bars in.
-var benchNamespaces = []string{nsWake, nsCanaries, nsOurs, nsClassic, nsBars, nsBurstClassic1, nsBurstDirect, nsBurstStream, nsBurstClassic2}
+var benchNamespaces = []string{nsWake, nsCanaries, nsOurs, nsClassic, nsBars, nsBurstClassic1, nsBurstDirect, nsBurstStream, nsBurstClassic2, nsBurstQueued, nsBurstClassic3}
 
 // results is every figure of a run, as results.json holds it.
 type results struct {
-	Started        time.Time     `json:"started"`
-	WakeUps        int           `json:"wakeUps"`
-	N              int           `json:"n"`
-	IdleSeconds    float64       `json:"idleSeconds"`
-	Burst          int           `json:"burst"`
-	Notes          []string      `json:"notes,omitempty"`
-	FromZero       []float64     `json:"fromZeroSeconds"`
-	Warm           []float64     `json:"warmSeconds"`
-	Direct         phase         `json:"direct"`
-	Stream         phase         `json:"stream"`
-	Bursts         []burstResult `json:"bursts,omitempty"`
-	ControllerPace pace          `json:"controllerManager"`
-	Cost           cost          `json:"cost"`
-	Chart          chart         `json:"chart"`
+	Started     time.Time     `json:"started"`
+	WakeUps     int           `json:"wakeUps"`
+	N           int           `json:"n"`
+	IdleSeconds float64       `json:"idleSeconds"`
+	Burst       int           `json:"burst"`
+	Notes       []string      `json:"notes,omitempty"`
+	FromZero    []float64     `json:"fromZeroSeconds"`
+	Warm        []float64     `json:"warmSeconds"`
+	Direct      phase         `json:"direct"`
+	Stream      phase         `json:"stream"`
+	Bursts      []burstResult `json:"bursts,omitempty"`
+	// NamespaceChurn is one namespace made and deleted on the stream.
+	NamespaceChurn *namespaceChurn `json:"namespaceChurn,omitempty"`
+	ControllerPace pace            `json:"controllerManager"`
+	Cost           cost            `json:"cost"`
+	Chart          chart           `json:"chart"`
 }
 
 func main() {
@@ -226,7 +233,22 @@ func directPhase(ctx context.Context, r *results, idle time.Duration) error {
 		}
 		r.Bursts = append(r.Bursts, res)
 	}
-	return nil
+	// The same wiring with events answered once enqueued (ours first).
+	logf("our reconciler answering events once enqueued (ACK=queued)")
+	if err := setAck(ctx, "queued"); err != nil {
+		return err
+	}
+	for _, b := range []burstSpec{
+		{side: "ours, direct wiring, ACK=queued", pair: "direct ACK=queued", order: 1, kind: oursFoo, ns: nsBurstQueued},
+		{side: "classic", pair: "direct ACK=queued", order: 2, kind: classicFoo, ns: nsBurstClassic3},
+	} {
+		res, err := runBurst(ctx, directWiring, b, r.Burst)
+		if err != nil {
+			return err
+		}
+		r.Bursts = append(r.Bursts, res)
+	}
+	return setAck(ctx, "reconciled")
 }
 
 // streamPhase is phase 2: the Bar operator installed, both operators
@@ -256,6 +278,10 @@ func streamPhase(ctx context.Context, r *results, idle time.Duration) error {
 	logf("the resync pings' wake-ups")
 	if r.Stream.PingWakes, err = firePings(ctx, fooPing, barPing); err != nil {
 		return fmt.Errorf("phase 2's pings: %w", err)
+	}
+	logf("a namespace made, then deleted")
+	if r.NamespaceChurn, err = churnNamespace(ctx, fooReconciler, barReconciler); err != nil {
+		return fmt.Errorf("phase 2's namespace: %w", err)
 	}
 	if r.Burst == 0 {
 		return nil

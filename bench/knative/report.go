@@ -32,7 +32,7 @@ import (
 // given).
 func write(r *results, out string) error {
 	var b strings.Builder
-	for _, section := range []func(*strings.Builder, *results){header, wakeUps, idleBill, perOperator, bursts, auditBreakdown} {
+	for _, section := range []func(*strings.Builder, *results){header, wakeUps, idleBill, perOperator, namespaceCost, bursts, auditBreakdown} {
 		section(&b, r)
 	}
 	fmt.Print(b.String())
@@ -209,6 +209,32 @@ func never(k int) string {
 		return "never"
 	}
 	return strconv.Itoa(k)
+}
+
+// namespaceCost is what one namespace made, then deleted, cost on the
+// stream.
+func namespaceCost(b *strings.Builder, r *results) {
+	c := r.NamespaceChurn
+	if c == nil {
+		return
+	}
+	b.WriteString("## A namespace made, then deleted (shared stream)\n\n")
+	b.WriteString("Eventing writes the namespace list into the stream's adapter's environment: each namespace made or deleted " +
+		"rolls the adapter, whose new pod, once ready, asks every member for a resync. Measured once each, the members at zero; " +
+		"adapter: from the request until its Deployment rolled out with the change; wake-ups counted as the pings' (a pod from " +
+		"its creation until it is gone).\n\n")
+	b.WriteString("| step | adapter rolled out | wake-ups |\n|---|---:|---|\n")
+	for _, s := range []struct {
+		name string
+		step churnStep
+	}{{"made", c.Made}, {"deleted", c.Deleted}} {
+		var wakes []string
+		for _, w := range s.step.Wakes {
+			wakes = append(wakes, fmt.Sprintf("%s: a pod for %.1f s (%.1f s terminating)", w.Service, w.PodSeconds, w.TerminatingSeconds))
+		}
+		fmt.Fprintf(b, "| %s | %s | %s |\n", s.name, seconds(s.step.AdapterSeconds), strings.Join(wakes, "; "))
+	}
+	b.WriteString("\n")
 }
 
 // bursts is the bursts' table, then what paces the deployment controller.
