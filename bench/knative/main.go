@@ -223,32 +223,36 @@ func directPhase(ctx context.Context, r *results, idle time.Duration) error {
 	if r.Burst == 0 {
 		return nil
 	}
-	for _, b := range []burstSpec{
-		{side: "classic", pair: "direct", order: 1, kind: classicFoo, ns: nsBurstClassic1},
-		{side: "ours, direct wiring", pair: "direct", order: 2, kind: oursFoo, ns: nsBurstDirect},
-	} {
-		res, err := runBurst(ctx, directWiring, b, r.Burst)
-		if err != nil {
-			return err
-		}
-		r.Bursts = append(r.Bursts, res)
+	if err := runBursts(ctx, r, directWiring,
+		burstSpec{side: "classic", pair: "direct", order: 1, kind: classicFoo, ns: nsBurstClassic1},
+		burstSpec{side: "ours, direct wiring", pair: "direct", order: 2, kind: oursFoo, ns: nsBurstDirect},
+	); err != nil {
+		return err
 	}
 	// The same wiring with events answered once enqueued (ours first).
 	logf("our reconciler answering events once enqueued (ACK=queued)")
 	if err := setAck(ctx, "queued"); err != nil {
 		return err
 	}
-	for _, b := range []burstSpec{
-		{side: "ours, direct wiring, ACK=queued", pair: "direct ACK=queued", order: 1, kind: oursFoo, ns: nsBurstQueued},
-		{side: "classic", pair: "direct ACK=queued", order: 2, kind: classicFoo, ns: nsBurstClassic3},
-	} {
-		res, err := runBurst(ctx, directWiring, b, r.Burst)
+	if err := runBursts(ctx, r, directWiring,
+		burstSpec{side: "ours, direct wiring, ACK=queued", pair: "direct ACK=queued", order: 1, kind: oursFoo, ns: nsBurstQueued},
+		burstSpec{side: "classic", pair: "direct ACK=queued", order: 2, kind: classicFoo, ns: nsBurstClassic3},
+	); err != nil {
+		return err
+	}
+	return setAck(ctx, "reconciled")
+}
+
+// runBursts runs each burst in turn in wiring w, keeping its result.
+func runBursts(ctx context.Context, r *results, w wiring, specs ...burstSpec) error {
+	for _, b := range specs {
+		res, err := runBurst(ctx, w, b, r.Burst)
 		if err != nil {
 			return err
 		}
 		r.Bursts = append(r.Bursts, res)
 	}
-	return setAck(ctx, "reconciled")
+	return nil
 }
 
 // streamPhase is phase 2: the Bar operator installed, both operators
@@ -286,15 +290,8 @@ func streamPhase(ctx context.Context, r *results, idle time.Duration) error {
 	if r.Burst == 0 {
 		return nil
 	}
-	for _, b := range []burstSpec{
-		{side: "ours, shared stream", pair: "stream", order: 1, kind: oursFoo, ns: nsBurstStream},
-		{side: "classic", pair: "stream", order: 2, kind: classicFoo, ns: nsBurstClassic2},
-	} {
-		res, err := runBurst(ctx, streamWiring, b, r.Burst)
-		if err != nil {
-			return err
-		}
-		r.Bursts = append(r.Bursts, res)
-	}
-	return nil
+	return runBursts(ctx, r, streamWiring,
+		burstSpec{side: "ours, shared stream", pair: "stream", order: 1, kind: oursFoo, ns: nsBurstStream},
+		burstSpec{side: "classic", pair: "stream", order: 2, kind: classicFoo, ns: nsBurstClassic2},
+	)
 }
