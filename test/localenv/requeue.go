@@ -69,13 +69,13 @@ func (e *Env) ScheduledIn(ctx context.Context, ns string) (map[string]time.Time,
 // FailuresOutliveTheReconciler checks that objects whose reconciles fail
 // when the reconciler goes (as at zero) are scheduled requeue.Retry later,
 // and leave the schedule once they succeed: in namespace ns, it makes each
-// of names (make) while the API server refuses what they need (a quota
+// of names (create) while the API server refuses what they need (a quota
 // lifted by lift), waits for its reconcile to fail and stops the reconciler,
 // starting it again for the next; then it lifts the quota, starts the
 // reconciler and waits until each converged (converged) and the schedule
 // holds none of them. Two names or more write the schedule every way:
 // made, updated, deleted.
-func (e *Env) FailuresOutliveTheReconciler(t *testing.T, ns string, names []string, make func(name string), lift func(), converged func(name string)) {
+func (e *Env) FailuresOutliveTheReconciler(t *testing.T, ns string, names []string, create func(name string), lift func(), converged func(name string)) {
 	t.Helper()
 	ctx := context.Background()
 	t.Cleanup(func() {
@@ -91,7 +91,7 @@ func (e *Env) FailuresOutliveTheReconciler(t *testing.T, ns string, names []stri
 				t.Fatal(err)
 			}
 		}
-		make(name)
+		create(name)
 		clustertest.Eventually(t, time.Minute, name+"'s reconcile failed", func(ctx context.Context) (bool, string) {
 			return clustertest.ReconcileFailed(ctx, e.Kube, ns, name)
 		})
