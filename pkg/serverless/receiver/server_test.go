@@ -528,6 +528,37 @@ func TestOneKeyIsNeverReconciledTwiceAtOnce(t *testing.T) {
 	}
 }
 
+// A serverless reconciler reads what an informer's cache would have told
+// it, so each reconcile waits on a few requests: by default 32 keys are
+// reconciled at once, for the events a broker delivers in parallel and
+// those answered once enqueued (docs/performance.md).
+func TestByDefault32KeysAreReconciledAtOnce(t *testing.T) {
+	const want = 32
+	var running atomic.Int32
+	all := make(chan struct{})
+	rec := newFakeReconciler(func(ctx context.Context, _ string) error {
+		if running.Add(1) == want {
+			close(all)
+		}
+		select {
+		case <-all:
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	})
+	ts := startServer(t, rec, Options{AckDeadline: 5 * time.Second})
+	codes := make(chan int, want)
+	for i := range want {
+		go func() { codes <- send(t, ts.url, fooResourceEvent("add", "ns", fmt.Sprint("k", i)), false).code }()
+	}
+	for range want {
+		if code := <-codes; code != http.StatusOK {
+			t.Fatalf("an event was answered %d, want 200: %d keys were reconciled at once, want %d", code, running.Load(), want)
+		}
+	}
+}
+
 func TestPingResyncsTheListedKeys(t *testing.T) {
 	keys := []types.NamespacedName{{Namespace: "a", Name: "one"}, {Namespace: "a", Name: "two"}, {Namespace: "b", Name: "three"}}
 	var done sync.Map
