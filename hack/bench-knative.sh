@@ -29,7 +29,8 @@
 # Writes bench/results/<time>-knative/{results.md,results.json,chart.png}
 # (chart.png: hack/tools/chart/bars, the idle bill's memory per operator and
 # shared). Flags go to bench/knative (-wakeups 5 -n 1000 -idle 10m -burst
-# 1000; -burst 0 skips the bursts). It takes roughly 2 × -idle plus 50
+# 1000; -burst 0 skips the bursts; -idle 0 skips the idle bill, the pings and
+# the namespace, and draws no chart). It takes roughly 2 × -idle plus 50
 # minutes.
 set -euo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/cluster/lib.sh"
@@ -54,5 +55,7 @@ kubectl apply -f bench/knative/classic.yaml >/dev/null
 
 out=bench/results/$(date -u +%Y-%m-%dT%H-%M)-knative
 KUBECTL=$(tool kubectl) go run ./bench/knative -out "$out" "$@"
-(cd hack/tools/chart && go run ./bars "$ROOT/$out/results.json" "$ROOT/$out/chart.png")
-echo "chart: $out/chart.png"
+if grep -q '"panels": \[' "$out/results.json"; then # none with -idle 0
+  (cd hack/tools/chart && go run ./bars "$ROOT/$out/results.json" "$ROOT/$out/chart.png")
+  echo "chart: $out/chart.png"
+fi

@@ -107,7 +107,7 @@ type results struct {
 func main() {
 	wakeups := flag.Int("wakeups", 5, "wake-ups from zero to time")
 	n := flag.Int("n", 1000, "converged Foos of each kind (and Bars) during the idle windows")
-	idle := flag.Duration("idle", 10*time.Minute, "each idle window (one per phase)")
+	idle := flag.Duration("idle", 10*time.Minute, "each idle window (one per phase); 0: no idle bill, resync pings or namespace churn")
 	burst := flag.Int("burst", 1000, "Foos in each burst (0: no burst)")
 	out := flag.String("out", "", "folder for results.md and results.json")
 	flag.Parse()
@@ -211,14 +211,16 @@ func directPhase(ctx context.Context, r *results, idle time.Duration) error {
 	if err := gone(ctx, 10*time.Minute, fooReconciler); err != nil {
 		return err
 	}
-	logf("idle for %v", idle)
-	var err error
-	if r.Direct, err = measureIdle(ctx, "one operator, direct wiring", idle, directGroups()); err != nil {
-		return fmt.Errorf("phase 1's idle bill: %w", err)
-	}
-	logf("a resync ping's wake-up")
-	if r.Direct.PingWakes, err = firePings(ctx, fooPing); err != nil {
-		return fmt.Errorf("phase 1's ping: %w", err)
+	if idle > 0 {
+		logf("idle for %v", idle)
+		var err error
+		if r.Direct, err = measureIdle(ctx, "one operator, direct wiring", idle, directGroups()); err != nil {
+			return fmt.Errorf("phase 1's idle bill: %w", err)
+		}
+		logf("a resync ping's wake-up")
+		if r.Direct.PingWakes, err = firePings(ctx, fooPing); err != nil {
+			return fmt.Errorf("phase 1's ping: %w", err)
+		}
 	}
 	if r.Burst == 0 {
 		return nil
@@ -274,18 +276,20 @@ func streamPhase(ctx context.Context, r *results, idle time.Duration) error {
 	if err := gone(ctx, 10*time.Minute, fooReconciler, barReconciler, deadLetters); err != nil {
 		return err
 	}
-	logf("idle for %v", idle)
-	var err error
-	if r.Stream, err = measureIdle(ctx, "two operators, shared stream", idle, streamGroups()); err != nil {
-		return fmt.Errorf("phase 2's idle bill: %w", err)
-	}
-	logf("the resync pings' wake-ups")
-	if r.Stream.PingWakes, err = firePings(ctx, fooPing, barPing); err != nil {
-		return fmt.Errorf("phase 2's pings: %w", err)
-	}
-	logf("a namespace made, then deleted")
-	if r.NamespaceChurn, err = churnNamespace(ctx, fooReconciler, barReconciler); err != nil {
-		return fmt.Errorf("phase 2's namespace: %w", err)
+	if idle > 0 {
+		logf("idle for %v", idle)
+		var err error
+		if r.Stream, err = measureIdle(ctx, "two operators, shared stream", idle, streamGroups()); err != nil {
+			return fmt.Errorf("phase 2's idle bill: %w", err)
+		}
+		logf("the resync pings' wake-ups")
+		if r.Stream.PingWakes, err = firePings(ctx, fooPing, barPing); err != nil {
+			return fmt.Errorf("phase 2's pings: %w", err)
+		}
+		logf("a namespace made, then deleted")
+		if r.NamespaceChurn, err = churnNamespace(ctx, fooReconciler, barReconciler); err != nil {
+			return fmt.Errorf("phase 2's namespace: %w", err)
+		}
 	}
 	if r.Burst == 0 {
 		return nil

@@ -84,7 +84,11 @@ func idleBill(b *strings.Builder, r *results) {
 	b.WriteString("## The idle bill\n\n")
 	for i, ph := range []phase{r.Direct, r.Stream} {
 		if len(ph.Rows) == 0 {
-			fmt.Fprintf(b, "- Phase %d: not measured (the run stopped before).\n", i+1)
+			why := "the run stopped before"
+			if r.IdleSeconds == 0 {
+				why = "-idle 0"
+			}
+			fmt.Fprintf(b, "- Phase %d: not measured (%s).\n", i+1, why)
 			continue
 		}
 		fmt.Fprintf(b, "- Phase %d, %s: %v from %s; the cluster held %d of our Foos, %d classic Foos and %d Bars (N=%d of each in the bench's idle namespaces, the rest made by the wake-ups, canaries and bursts before).\n",
