@@ -104,7 +104,10 @@ func TestMetrics(t *testing.T) {
 		want float64
 	}{
 		{"cold starts", get("serverless.cold_starts", nil), 1},
-		{"Foo adds reconciled", get("serverless.events", map[string]string{"type": add, "outcome": receiver.OutcomeReconciled}), n},
+		// Every add is reconciled or ignored: a Foo's, ignored once a
+		// burst's resync reconciled the Foo first; an own Deployment's.
+		{"adds of Foos and Deployments answered", get("serverless.events", map[string]string{"type": add, "outcome": receiver.OutcomeReconciled}) +
+			get("serverless.events", map[string]string{"type": add, "outcome": receiver.OutcomeIgnored}), 2 * n},
 		{"pings reconciled", get("serverless.events", map[string]string{"type": receiver.PingEventType, "outcome": receiver.OutcomeReconciled}), 1},
 		{"bad events", get("serverless.events", map[string]string{"outcome": receiver.OutcomeBad}), 1},
 		{"events answered 503", get("serverless.events", map[string]string{"outcome": receiver.OutcomeUnavailable}), 0},

@@ -34,7 +34,7 @@ type Record struct {
 	max int
 
 	mu sync.Mutex
-	rv map[key]string
+	rv map[key]version
 	// creating counts the creates in flight, by object.
 	creating map[key]int
 	// order holds the keys in the order they were last written, oldest
@@ -52,38 +52,46 @@ type entry struct {
 	rv string
 }
 
+// version is an object's version that the reconciler wrote: the object's
+// resourceVersion then, and its uid if known.
+type version struct {
+	rv  string
+	uid types.UID
+}
+
 // New returns an empty Record remembering at most max writes (DefaultMax
 // when max is not positive).
 func New(max int) *Record {
 	if max <= 0 {
 		max = DefaultMax
 	}
-	return &Record{max: max, rv: map[key]string{}, creating: map[key]int{}}
+	return &Record{max: max, rv: map[key]version{}, creating: map[key]int{}}
 }
 
-// Wrote records that the reconciler wrote the object of kind gk at
-// resourceVersion rv (from the API server's answer to the write).
-func (r *Record) Wrote(gk schema.GroupKind, ns, name, rv string) {
+// Wrote records that the reconciler wrote the object of kind gk, whose uid
+// is uid ("" if unknown), at resourceVersion rv (from the API server's
+// answer to the write).
+func (r *Record) Wrote(gk schema.GroupKind, ns, name, rv string, uid types.UID) {
 	if r == nil {
 		return
 	}
 	k := key{gk, types.NamespacedName{Namespace: ns, Name: name}}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.wrote(k, rv)
+	r.wrote(k, version{rv, uid})
 }
 
-// wrote records k at rv, with r.mu held.
-func (r *Record) wrote(k key, rv string) {
-	if rv == "" {
+// wrote records k at v, with r.mu held.
+func (r *Record) wrote(k key, v version) {
+	if v.rv == "" {
 		return
 	}
-	r.rv[k] = rv
-	r.order = append(r.order, entry{k, rv})
+	r.rv[k] = v
+	r.order = append(r.order, entry{k, v.rv})
 	for len(r.rv) > r.max || len(r.order) > 2*r.max {
 		oldest := r.order[0]
 		r.order = r.order[1:]
-		if r.rv[oldest.key] == oldest.rv {
+		if r.rv[oldest.key].rv == oldest.rv {
 			delete(r.rv, oldest.key)
 		}
 	}
@@ -107,7 +115,7 @@ func (r *Record) Creating(gk schema.GroupKind, ns, name string) (created func(rv
 		if r.creating[k]--; r.creating[k] <= 0 {
 			delete(r.creating, k)
 		}
-		r.wrote(k, rv) // at once: its add event is recognised throughout
+		r.wrote(k, version{rv: rv}) // at once: its add event is recognised throughout
 	}
 }
 
@@ -135,11 +143,24 @@ func (r *Record) IsOwn(gk schema.GroupKind, ns, name, rv string) bool {
 	k := key{gk, types.NamespacedName{Namespace: ns, Name: name}}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if r.rv[k] != rv {
+	if r.rv[k].rv != rv {
 		return false
 	}
 	delete(r.rv, k)
 	return true
+}
+
+// Outdates tells whether the reconciler wrote the object of kind gk, with
+// that uid, and that write's event has not come yet (see IsOwn). An add
+// event of that object then tells nothing new: the add is the object's
+// creation, and the reconcile that wrote it later had read it since.
+func (r *Record) Outdates(gk schema.GroupKind, ns, name string, uid types.UID) bool {
+	if r == nil || uid == "" {
+		return false
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.rv[key{gk, types.NamespacedName{Namespace: ns, Name: name}}].uid == uid
 }
 
 // Len returns how many writes are remembered.

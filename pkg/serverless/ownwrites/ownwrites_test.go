@@ -21,14 +21,15 @@ import (
 	"testing"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 )
 
 var deployments = schema.GroupKind{Group: "apps", Kind: "Deployment"}
 
 func TestRecord(t *testing.T) {
 	r := New(0)
-	r.Wrote(deployments, "ns", "web", "5")
-	r.Wrote(deployments, "ns", "web", "7") // a later write replaces it
+	r.Wrote(deployments, "ns", "web", "5", "")
+	r.Wrote(deployments, "ns", "web", "7", "") // a later write replaces it
 	for _, tc := range []struct {
 		name           string
 		gk             schema.GroupKind
@@ -52,8 +53,45 @@ func TestRecord(t *testing.T) {
 		})
 	}
 	var none *Record
-	none.Wrote(deployments, "ns", "web", "1")
+	none.Wrote(deployments, "ns", "web", "1", "")
 	if none.IsOwn(deployments, "ns", "web", "1") {
+		t.Error("a nil Record remembered a write")
+	}
+}
+
+// An add event tells nothing new once the reconciler has written that
+// object, the same one (uid), until that write's event has come.
+func TestRecordOutdates(t *testing.T) {
+	foos := schema.GroupKind{Group: "samplecontroller.knative.io", Kind: "Foo"}
+	r := New(0)
+	r.Wrote(foos, "ns", "a", "5", "uid-a")
+	r.Wrote(foos, "ns", "b", "6", "")
+	for _, tc := range []struct {
+		name     string
+		obj, uid string
+		want     bool
+	}{
+		{"the object written", "a", "uid-a", true},
+		{"another object of that name: made again since", "a", "uid-a2", false},
+		{"no uid in the event", "a", "", false},
+		{"a write whose answer had no uid", "b", "", false},
+		{"an object never written", "c", "uid-c", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := r.Outdates(foos, "ns", tc.obj, types.UID(tc.uid)); got != tc.want {
+				t.Errorf("Outdates() = %v, want %v", got, tc.want)
+			}
+		})
+	}
+	if !r.Outdates(foos, "ns", "a", "uid-a") {
+		t.Error("Outdates() forgot the write: it is the write's own event that takes it")
+	}
+	r.IsOwn(foos, "ns", "a", "5")
+	if r.Outdates(foos, "ns", "a", "uid-a") {
+		t.Error("Outdates() after the write's own event came")
+	}
+	var none *Record
+	if none.Outdates(foos, "ns", "a", "uid-a") {
 		t.Error("a nil Record remembered a write")
 	}
 }
@@ -62,8 +100,8 @@ func TestRecordIsBounded(t *testing.T) {
 	const max = 100
 	r := New(max)
 	for i := range 10 * max {
-		r.Wrote(deployments, "ns", fmt.Sprint("d-", i), "1")
-		r.Wrote(deployments, "ns", fmt.Sprint("d-", i), "2") // repeats too
+		r.Wrote(deployments, "ns", fmt.Sprint("d-", i), "1", "")
+		r.Wrote(deployments, "ns", fmt.Sprint("d-", i), "2", "") // repeats too
 	}
 	if r.Len() != max || len(r.order) > 2*max {
 		t.Errorf("%d writes remembered, %d in order; want %d and at most %d", r.Len(), len(r.order), max, 2*max)

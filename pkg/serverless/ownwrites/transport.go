@@ -29,12 +29,14 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 )
 
 // Transport returns rt recording in r every write of an object that the API
 // server accepts through it: a create, an update or a patch of the object
-// itself (not of a subresource such as status), at the resourceVersion of
-// the API server's answer. A create is recorded as in flight while it is
+// itself or of its status (not of another subresource, such as scale, whose
+// answer is another kind), at the resourceVersion of the API server's
+// answer. A create is recorded as in flight while it is
 // sent (see Creating). Events are not recorded (they are no owner's
 // objects), nor dry runs.
 //
@@ -78,7 +80,7 @@ func (t *recording) RoundTrip(req *http.Request) (*http.Response, error) {
 	case created != nil:
 		created("")
 	case ok:
-		t.r.Wrote(obj.groupKind(), obj.Metadata.Namespace, obj.Metadata.Name, obj.Metadata.ResourceVersion)
+		t.r.Wrote(obj.groupKind(), obj.Metadata.Namespace, obj.Metadata.Name, obj.Metadata.ResourceVersion, obj.Metadata.UID)
 	}
 	return resp, err
 }
@@ -89,8 +91,9 @@ type write struct {
 	namespace string
 }
 
-// writeOf tells whether req creates, updates or patches an object (not a
-// subresource, not an Event, not a dry run), and in which namespace.
+// writeOf tells whether req creates, updates or patches an object or its
+// status (not another subresource, not an Event, not a dry run), and in
+// which namespace.
 func writeOf(req *http.Request) (write, bool) {
 	var create bool
 	switch req.Method {
@@ -122,7 +125,8 @@ func writeOf(req *http.Request) (write, bool) {
 	if create {
 		want = 1 // RESOURCE
 	}
-	if len(seg) != want || seg[0] == "events" {
+	status := !create && len(seg) == 3 && seg[2] == "status" // RESOURCE/NAME/status
+	if (len(seg) != want && !status) || seg[0] == "events" {
 		return write{}, false
 	}
 	return write{create: create, namespace: ns}, true
@@ -133,9 +137,10 @@ type object struct {
 	APIVersion string `json:"apiVersion"`
 	Kind       string `json:"kind"`
 	Metadata   struct {
-		Name            string `json:"name"`
-		Namespace       string `json:"namespace"`
-		ResourceVersion string `json:"resourceVersion"`
+		Name            string    `json:"name"`
+		Namespace       string    `json:"namespace"`
+		ResourceVersion string    `json:"resourceVersion"`
+		UID             types.UID `json:"uid"`
 	} `json:"metadata"`
 }
 
@@ -240,7 +245,7 @@ func fromProtobuf(b []byte) (object, error) {
 			if err := meta.Unmarshal(v); err != nil {
 				return o, err
 			}
-			o.Metadata.Name, o.Metadata.Namespace, o.Metadata.ResourceVersion = meta.Name, meta.Namespace, meta.ResourceVersion
+			o.Metadata.Name, o.Metadata.Namespace, o.Metadata.ResourceVersion, o.Metadata.UID = meta.Name, meta.Namespace, meta.ResourceVersion, meta.UID
 			return o, nil
 		}
 		n = protowire.ConsumeFieldValue(num, typ, m)

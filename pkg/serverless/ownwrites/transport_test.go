@@ -29,6 +29,7 @@ import (
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
+	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrs "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -101,8 +102,9 @@ func apiServer(t *testing.T, rec *Record, contentType string) (*kubernetes.Clien
 
 // A client built on the Transport records the reconciler's writes of
 // objects, with no call from the reconciler: a create is in flight while it
-// is sent and recorded at the version answered; an update is recorded; a
-// status update, an Event, a dry run and a refused create are not.
+// is sent and recorded at the version answered; an update and a status
+// update are recorded; a scale update, an Event, a dry run and a refused
+// create are not.
 func TestTransportRecordsWhatTheClientWrites(t *testing.T) {
 	for _, contentType := range []string{"", runtime.ContentTypeJSON} {
 		t.Run("content type "+contentType, func(t *testing.T) { recordsWhatTheClientWrites(t, contentType) })
@@ -117,7 +119,7 @@ func recordsWhatTheClientWrites(t *testing.T, contentType string) {
 	kc, inFlight := apiServer(t, rec, contentType)
 	deployments := kc.AppsV1().Deployments("ns")
 
-	d, err := deployments.Create(ctx, &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "web"}}, metav1.CreateOptions{})
+	d, err := deployments.Create(ctx, &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "web", UID: "uid-web"}}, metav1.CreateOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -142,8 +144,19 @@ func recordsWhatTheClientWrites(t *testing.T, contentType string) {
 		t.Errorf("the update is not recorded at %s", d.ResourceVersion)
 	}
 
+	if d, err = deployments.UpdateStatus(ctx, d, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if !rec.Outdates(deploymentKind, "ns", "web", "uid-web") {
+		t.Error("the status update is not recorded with the object's uid")
+	}
+	if !rec.IsOwn(deploymentKind, "ns", "web", d.ResourceVersion) {
+		t.Errorf("the status update is not recorded at %s", d.ResourceVersion)
+	}
+
 	n := rec.Len()
-	if _, err := deployments.UpdateStatus(ctx, d, metav1.UpdateOptions{}); err != nil {
+	scale := &autoscalingv1.Scale{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "ns"}}
+	if _, err := deployments.UpdateScale(ctx, "web", scale, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := kc.CoreV1().Events("ns").Create(ctx, &corev1.Event{ObjectMeta: metav1.ObjectMeta{Name: "e"}}, metav1.CreateOptions{}); err != nil {
@@ -156,7 +169,7 @@ func recordsWhatTheClientWrites(t *testing.T, contentType string) {
 		t.Fatalf("create of a taken name: %v, want AlreadyExists", err)
 	}
 	if got := rec.Len(); got != n {
-		t.Errorf("%d writes recorded after a status update, an Event, a dry run and a refused create, want %d", got, n)
+		t.Errorf("%d writes recorded after a scale update, an Event, a dry run and a refused create, want %d", got, n)
 	}
 	if rec.IsOwnAdd(deploymentKind, "ns", "taken", "") {
 		t.Error("a refused create is still in flight")

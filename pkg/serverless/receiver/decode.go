@@ -70,6 +70,9 @@ type Target struct {
 	Resync bool
 	// Ignored says why the event maps to nothing, when it does.
 	Ignored string
+	// Created: the event is an owner's creation that the reconciler has not
+	// seen (see Decoder.OwnWrites): many of them at once are a burst.
+	Created bool
 }
 
 // BadEventError is an event this package cannot use: a client error that
@@ -96,11 +99,14 @@ type Decoder struct {
 	Owner schema.GroupKind
 	// Owned are the kinds that owners control.
 	Owned []Owned
-	// OwnWrites, if set, holds the owned objects the reconciler wrote
-	// (recorded by its clients' ownwrites.Record.Transport):
-	// an add or update event (Resource mode) of exactly such a version, or an
-	// add while the reconciler's create of that object is in flight, only
-	// reports that write, and is ignored.
+	// OwnWrites, if set, holds the objects the reconciler wrote (recorded by
+	// its clients' ownwrites.Record.Transport): an owned object's add or
+	// update event (Resource mode) of exactly such a version, or its add
+	// while the reconciler's create of that object is in flight, and an
+	// owner's update of exactly such a version (its status write, typically,
+	// whose reconcile read the owner it wrote), only report that write, and
+	// are ignored; so is an owner's add (its creation) once the reconciler
+	// has written that owner (same uid): a resync reconciled it first.
 	OwnWrites *ownwrites.Record
 	// SkipNoOp ignores owner events that ask for nothing: an update of a
 	// converged object (see Settled; a reconciler's own status write,
@@ -172,6 +178,7 @@ type eventObject struct {
 	Metadata   struct {
 		Name              string                  `json:"name"`
 		Namespace         string                  `json:"namespace"`
+		UID               types.UID               `json:"uid"`
 		ResourceVersion   string                  `json:"resourceVersion"`
 		Generation        int64                   `json:"generation"`
 		DeletionTimestamp *metav1.Time            `json:"deletionTimestamp"`
@@ -307,8 +314,16 @@ func (d *Decoder) decodeResource(ctx context.Context, e *cloudevents.Event, verb
 		if err != nil {
 			return t, err
 		}
+		if verb == "add" && d.OwnWrites.Outdates(gk, meta.Namespace, meta.Name, meta.UID) {
+			d.Handoff.Forget(t.Keys[0])
+			return Target{Ignored: fmt.Sprintf("%s/%s was written by the reconciler since it was created", meta.Namespace, meta.Name)}, nil
+		}
+		t.Created = verb == "add"
 		d.handOff(verb, sender, &obj, e.Data(), t.Keys[0])
 		d.learn(verb, &obj, t.Keys[0])
+		if verb == "update" && d.OwnWrites.IsOwn(gk, meta.Namespace, meta.Name, meta.ResourceVersion) {
+			return Target{Ignored: ownWrite(meta.Namespace, meta.Name, meta.ResourceVersion)}, nil
+		}
 		if d.SkipNoOp {
 			if why := d.nothingToDo(verb, &obj); why != "" {
 				return Target{Ignored: why}, nil
@@ -335,7 +350,7 @@ func (d *Decoder) decodeResource(ctx context.Context, e *cloudevents.Event, verb
 		own = d.OwnWrites.IsOwnAdd // the create's answer may not be in yet
 	}
 	if verb != "delete" && own(gk, meta.Namespace, meta.Name, meta.ResourceVersion) {
-		return Target{Ignored: fmt.Sprintf("resourceVersion %s of %s/%s is the reconciler's own write", meta.ResourceVersion, meta.Namespace, meta.Name)}, nil
+		return Target{Ignored: ownWrite(meta.Namespace, meta.Name, meta.ResourceVersion)}, nil
 	}
 	if verb != "delete" || owned.OnDelete == nil || !d.waiting.mayWaitIn(meta.Namespace, t.Keys[0].Name) {
 		return t, nil // nobody but its owner can want the name: no lookup
@@ -351,6 +366,11 @@ func (d *Decoder) decodeResource(ctx context.Context, e *cloudevents.Event, verb
 	}
 	t.Keys = append(t.Keys, found.([]types.NamespacedName)...)
 	return t, nil
+}
+
+// ownWrite says why an event of the reconciler's own write is ignored.
+func ownWrite(ns, name, rv string) string {
+	return fmt.Sprintf("resourceVersion %s of %s/%s is the reconciler's own write", rv, ns, name)
 }
 
 // handOff keeps the object (data) of an owner's event for the reconcile of

@@ -95,14 +95,14 @@ func TestDecode(t *testing.T) {
 		want    Target
 		wantBad bool
 	}{
-		{name: "foo resource add", event: fooResourceEvent("add", "ns", "a"), want: Target{Keys: key("ns", "a")}},
+		{name: "foo resource add", event: fooResourceEvent("add", "ns", "a"), want: Target{Keys: key("ns", "a"), Created: true}},
 		{name: "foo resource update", event: fooResourceEvent("update", "ns", "a"), want: Target{Keys: key("ns", "a")}},
 		{name: "foo resource delete", event: fooResourceEvent("delete", "ns", "a"), want: Target{Keys: key("ns", "a")}},
 		{name: "foo ref add", event: refEvent("add", fooAPIVersion, "Foo", "foos", "ns", "a"), want: Target{Keys: key("ns", "a")}},
 		{name: "foo ref update", event: refEvent("update", fooAPIVersion, "Foo", "foos", "ns", "a"), want: Target{Keys: key("ns", "a")}},
 		{name: "foo ref delete", event: refEvent("delete", fooAPIVersion, "Foo", "foos", "ns", "a"), want: Target{Keys: key("ns", "a")}},
 		{name: "foo of another version", event: refEvent("add", "samplecontroller.knative.io/v1", "Foo", "foos", "ns", "a"), want: Target{Keys: key("ns", "a")}},
-		{name: "kind only in the extensions", event: withData(fooResourceEvent("add", "ns", "a"), "application/json", []byte(`{"metadata":{"name":"a","namespace":"ns"}}`)), want: Target{Keys: key("ns", "a")}},
+		{name: "kind only in the extensions", event: withData(fooResourceEvent("add", "ns", "a"), "application/json", []byte(`{"metadata":{"name":"a","namespace":"ns"}}`)), want: Target{Keys: key("ns", "a"), Created: true}},
 		{name: "owned deployment resource add", event: deploymentResourceEvent("add", "ns", "web", "a"), want: Target{Keys: key("ns", "a")}},
 		{name: "owned deployment resource update", event: deploymentResourceEvent("update", "ns", "web", "a"), want: Target{Keys: key("ns", "a")}},
 		{name: "owned deployment resource delete", event: deploymentResourceEvent("delete", "ns", "web", "a"), want: Target{Keys: key("ns", "a")}},
@@ -370,19 +370,70 @@ func TestDecodeIgnoresTheReconcilersOwnWrites(t *testing.T) {
 		{"another Deployment", withRV(deploymentResourceEvent("add", "ns", "db", "a"), "7"), true},
 		{"added while the reconciler creates it", withRV(deploymentResourceEvent("add", "ns", "new", "a"), "9"), false},
 		{"updated while the reconciler creates it", withRV(deploymentResourceEvent("update", "ns", "new", "a"), "9"), true},
+		{"a Foo updated at the version it wrote (its status)", withRV(fooResourceEvent("update", "ns", "a"), "5"), false},
+		{"a Foo updated at a later version: someone else's change", withRV(fooResourceEvent("update", "ns", "a"), "6"), true},
+		{"a Foo added, created before the reconciler wrote it", fooResourceEvent("add", "ns", "a"), false},
+		{"a Foo of that name added, made again since", editObject(fooResourceEvent("add", "ns", "a"), func(obj map[string]any) {
+			obj["metadata"].(map[string]any)["uid"] = "u-a2"
+		}), true},
+		{"another Foo added", fooResourceEvent("add", "ns", "b"), true},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			d, _ := newDecoder()
 			d.OwnWrites = ownwrites.New(0)
-			d.OwnWrites.Wrote(deploymentKind, "ns", "web", "7")
+			d.OwnWrites.Wrote(deploymentKind, "ns", "web", "7", "d-web")
 			d.OwnWrites.Creating(deploymentKind, "ns", "new") // no answer yet
+			d.OwnWrites.Wrote(fooKind, "ns", "a", "5", "u-a")
 			got, err := d.Decode(context.Background(), &tc.event, Sender{})
 			if err != nil {
 				t.Fatal(err)
 			}
 			if (len(got.Keys) > 0) != tc.wantKeys {
 				t.Errorf("Decode() = %+v, want keys: %v", got, tc.wantKeys)
+			}
+		})
+	}
+}
+
+// An owner's add is a creation the reconciler has not seen, unless it has
+// written that owner since (a resync reconciled it first): then the add is
+// ignored, and what an earlier add handed off is forgotten.
+func TestDecodeTellsCreationsNotSeen(t *testing.T) {
+	a := types.NamespacedName{Namespace: "ns", Name: "a"}
+	for _, tc := range []struct {
+		name          string
+		event         cloudevents.Event
+		written, want bool
+	}{
+		{"a Foo's add", fooResourceEvent("add", "ns", "a"), false, true},
+		{"a Foo's update", fooResourceEvent("update", "ns", "a"), false, false},
+		{"a Deployment's add", deploymentResourceEvent("add", "ns", "web", "a"), false, false},
+		{"the add of a Foo written since", fooResourceEvent("add", "ns", "a"), true, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			d, _ := newDecoder()
+			d.OwnWrites = ownwrites.New(0)
+			d.Handoff = handoff.New(0)
+			d.Handoff.Put(a, []byte(`{"kept":"before"}`))
+			if tc.written {
+				d.OwnWrites.Wrote(fooKind, "ns", "a", "5", "u-a")
+			}
+			got, err := d.Decode(context.Background(), &tc.event, Sender{InOrder: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.Created != tc.want {
+				t.Errorf("Created = %v, want %v", got.Created, tc.want)
+			}
+			if !tc.written {
+				return
+			}
+			if got.Ignored == "" || len(got.Keys) != 0 {
+				t.Errorf("Decode() = %+v, want it ignored", got)
+			}
+			if _, ok := d.Handoff.Take(a); ok {
+				t.Error("what an earlier add handed off is still kept")
 			}
 		})
 	}

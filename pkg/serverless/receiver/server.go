@@ -177,6 +177,10 @@ type Server struct {
 	// enqueued, if set, is called once an event's keys are enqueued (tests).
 	enqueued func()
 
+	// burst counts creations; a resync for a burst is asked on bursts.
+	burst  burst
+	bursts chan struct{}
+
 	// What the events in flight hold; see intake.go.
 	inflightEvents atomic.Int64
 	// budget holds MaxInflightBytes of event bodies.
@@ -216,7 +220,7 @@ func New(ctx context.Context, rec controller.Reconciler, decoder *Decoder, resyn
 		Logger:        logging.FromContext(ctx),
 	})
 	return &Server{opts: opts, impl: impl, outcomes: o, decoder: decoder, resync: resync,
-		budget: semaphore.NewWeighted(opts.MaxInflightBytes), metrics: metrics}
+		budget: semaphore.NewWeighted(opts.MaxInflightBytes), metrics: metrics, bursts: make(chan struct{}, 1)}
 }
 
 // Handler returns the HTTP handler: events on /, probes on /healthz and /readyz.
@@ -276,6 +280,7 @@ func (s *Server) Run(ctx context.Context, ready func(net.Addr)) error {
 	if s.opts.ColdStartResync {
 		go s.resyncAtStart(ctx)
 	}
+	go s.resyncBursts(ctx)
 
 	var serveErr error
 	select {
@@ -367,6 +372,12 @@ func (s *Server) answer(w http.ResponseWriter, r *http.Request, arrived time.Tim
 		w.WriteHeader(http.StatusAccepted)
 		return names.typ, false
 	}
+	// From an in-order sender whose adds are handed off (Decoder.Handoff),
+	// a burst's reconciles read nothing; a resync's would read each owner.
+	handedOff := sender.InOrder && s.decoder.Handoff != nil
+	if target.Created && !handedOff && s.burst.saw(time.Now()) {
+		s.bursts <- struct{}{} // never full: one burst resync at a time
+	}
 	keys := target.Keys
 	if target.Resync {
 		if keys, err = s.listForResync(ctx, "ping"); err != nil {
@@ -434,6 +445,7 @@ func (s *Server) resyncAtStart(ctx context.Context) {
 				logger.Warnw("Failed to list for the cold-start resync", zap.Error(err))
 				return false, nil
 			}
+			s.burst.listed(time.Now())
 			for _, k := range keys {
 				s.impl.EnqueueSlowKey(k)
 			}
@@ -442,6 +454,30 @@ func (s *Server) resyncAtStart(ctx context.Context) {
 		})
 	if err != nil && ctx.Err() == nil {
 		logger.Errorw("Gave up the cold-start resync; the next ping resync covers it", zap.Error(err))
+	}
+}
+
+// resyncBursts runs a resync for each burst of creations (see burst), until
+// ctx is done, and enqueues its keys. Nobody waits for these reconciles;
+// if the list fails, the creations' own events still run theirs.
+func (s *Server) resyncBursts(ctx context.Context) {
+	logger := logging.FromContext(ctx)
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-s.bursts:
+		}
+		keys, err := s.listForResync(ctx, "burst")
+		s.burst.done(time.Now())
+		if err != nil {
+			logger.Warnw("Failed to list for a burst's resync", zap.Error(err))
+			continue
+		}
+		for _, k := range keys {
+			s.impl.EnqueueSlowKey(k)
+		}
+		logger.Infow("Burst resync enqueued", zap.Int("keys", len(keys)))
 	}
 }
 

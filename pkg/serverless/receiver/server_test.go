@@ -559,6 +559,49 @@ func TestByDefault32KeysAreReconciledAtOnce(t *testing.T) {
 	}
 }
 
+// BurstCreations creations in a row (events of owners' adds, each answered
+// after its reconcile, as a direct adapter sends them) start a resync: the
+// owners it lists are reconciled with no event of theirs.
+func TestABurstOfCreationsStartsAResync(t *testing.T) {
+	listed := types.NamespacedName{Namespace: "ns", Name: "listed"}
+	rec := newFakeReconciler(nil)
+	ts := startServer(t, rec, Options{}, listed)
+	for i := range BurstCreations {
+		if r := send(t, ts.url, fooResourceEvent("add", "ns", fmt.Sprint("k", i)), false); r.code != http.StatusOK {
+			t.Fatalf("creation %d answered %d, want 200", i, r.code)
+		}
+	}
+	err := wait.PollUntilContextTimeout(context.Background(), 10*time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
+		return rec.callsOf(listed.String()) > 0, nil
+	})
+	if err != nil {
+		t.Errorf("%s, which only the resync lists, was not reconciled after %d creations", listed, BurstCreations)
+	}
+}
+
+// Fewer creations, or updates, start none.
+func TestNoBurstNoResync(t *testing.T) {
+	listed := types.NamespacedName{Namespace: "ns", Name: "listed"}
+	rec := newFakeReconciler(nil)
+	ts := startServer(t, rec, Options{}, listed)
+	for i := range 3 * BurstCreations {
+		e := fooResourceEvent("update", "ns", fmt.Sprint("k", i))
+		if i < BurstCreations-1 {
+			e = fooResourceEvent("add", "ns", fmt.Sprint("k", i))
+		}
+		if r := send(t, ts.url, e, false); r.code != http.StatusOK {
+			t.Fatalf("event %d answered %d, want 200", i, r.code)
+		}
+	}
+	// A ping's resync, then: the list is reconciled once, by it.
+	if r := send(t, ts.url, pingEvent(), false); r.code != http.StatusOK {
+		t.Fatalf("ping answered %d, want 200", r.code)
+	}
+	if got := rec.callsOf(listed.String()); got != 1 {
+		t.Errorf("%s reconciled %d times, want once (the ping's resync)", listed, got)
+	}
+}
+
 func TestPingResyncsTheListedKeys(t *testing.T) {
 	keys := []types.NamespacedName{{Namespace: "a", Name: "one"}, {Namespace: "a", Name: "two"}, {Namespace: "b", Name: "three"}}
 	var done sync.Map
