@@ -372,10 +372,13 @@ func (s *Server) answer(w http.ResponseWriter, r *http.Request, arrived time.Tim
 		w.WriteHeader(http.StatusAccepted)
 		return names.typ, false
 	}
-	// From an in-order sender whose adds are handed off (Decoder.Handoff),
-	// a burst's reconciles read nothing; a resync's would read each owner.
+	// A burst's resync is for events that wait for their reconciles, one
+	// at a time: not with AckOnEnqueue, where the queue fills at once (a
+	// resync would reconcile its keys twice). Nor from an in-order sender
+	// whose adds are handed off (Decoder.Handoff): a burst's reconciles read
+	// nothing, a resync's would read each owner.
 	handedOff := sender.InOrder && s.decoder.Handoff != nil
-	if target.Created && !handedOff && s.burst.saw(time.Now()) {
+	if target.Created && !s.opts.AckOnEnqueue && !handedOff && s.burst.saw(time.Now()) {
 		s.bursts <- struct{}{} // never full: one burst resync at a time
 	}
 	keys := target.Keys

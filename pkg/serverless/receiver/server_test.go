@@ -579,6 +579,23 @@ func TestABurstOfCreationsStartsAResync(t *testing.T) {
 	}
 }
 
+// Answered once enqueued, creations fill the queue at once: they are not
+// even counted.
+func TestCreationsAnsweredOnceEnqueuedStartNoResync(t *testing.T) {
+	rec := newFakeReconciler(nil)
+	ts := startServer(t, rec, Options{AckOnEnqueue: true})
+	for i := range 2 * BurstCreations {
+		if r := send(t, ts.url, fooResourceEvent("add", "ns", fmt.Sprint("k", i)), false); r.code != http.StatusAccepted {
+			t.Fatalf("creation %d answered %d, want 202", i, r.code)
+		}
+	}
+	ts.srv.burst.mu.Lock()
+	defer ts.srv.burst.mu.Unlock()
+	if ts.srv.burst.n != 0 || ts.srv.burst.running {
+		t.Errorf("%d creations counted (a resync running: %v), want none", ts.srv.burst.n, ts.srv.burst.running)
+	}
+}
+
 // Fewer creations, or updates, start none.
 func TestNoBurstNoResync(t *testing.T) {
 	listed := types.NamespacedName{Namespace: "ns", Name: "listed"}
