@@ -46,8 +46,8 @@ const (
 	DefaultMaxFailures  = 5
 	// DefaultWorkers: each reconcile waits on requests an informer's cache
 	// would have answered, so more keys run at once than in an informer-based
-	// controller (knative.dev/pkg's default is 2). Measured on the one-node
-	// cluster, a burst of 1000 Foos through the shared stream reconciled in
+	// controller (knative.dev/pkg's default is 2). On the one-node cluster,
+	// by hand, a burst of 1000 Foos through the shared stream reconciled in
 	// 36-39 s with 32 workers, 66 s with 4 (docs/performance.md).
 	DefaultWorkers = 32
 	// DefaultMaxInflightBytes, DefaultMaxInflightEvents and
