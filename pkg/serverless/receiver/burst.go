@@ -46,7 +46,7 @@ type burst struct {
 }
 
 // saw counts a creation seen at now, and tells whether a resync should
-// start (then it is running until resynced is called).
+// start (then it is running until done is called).
 func (b *burst) saw(now time.Time) bool {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -71,8 +71,7 @@ func (b *burst) listed(now time.Time) {
 
 // done records that the resync saw asked for ended at now.
 func (b *burst) done(now time.Time) {
-	b.listed(now)
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	b.running = false
+	b.running, b.resynced, b.since, b.n = false, now, now, 0
 }
