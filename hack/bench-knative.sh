@@ -29,7 +29,8 @@
 # Writes bench/results/<time>-knative/{results.md,results.json,chart.png}
 # (chart.png: hack/tools/chart/bars, the idle bill's memory per operator and
 # shared). Flags go to bench/knative (-wakeups 5 -n 1000 -idle 10m -burst
-# 1000; -burst 0 skips the bursts; -idle 0 skips the idle bill, the pings and
+# 1000 -pairs direct,queued,stream; -burst 0 skips the bursts, -pairs names
+# the burst pairs to run; -idle 0 skips the idle bill, the pings and
 # the namespace, and draws no chart). It takes roughly 2 × -idle plus 50
 # minutes.
 set -euo pipefail

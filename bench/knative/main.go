@@ -48,6 +48,9 @@ limitations under the License.
 //     results.md and results.json (with the data of chart.png, which
 //     hack/bench-knative.sh draws).
 //
+// -pairs names the burst pairs to make (direct, queued, stream; all by
+// default): one pair alone takes about ten minutes.
+//
 // Foos ask for 0 replicas: a one-node cluster cannot run thousands of pods.
 // A run can be started again: objects that exist are left as they are,
 // except a burst's namespace, emptied of what an interrupted run left there.
@@ -62,7 +65,9 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -91,6 +96,7 @@ type results struct {
 	N           int           `json:"n"`
 	IdleSeconds float64       `json:"idleSeconds"`
 	Burst       int           `json:"burst"`
+	Pairs       []string      `json:"pairs"`
 	Notes       []string      `json:"notes,omitempty"`
 	FromZero    []float64     `json:"fromZeroSeconds"`
 	Warm        []float64     `json:"warmSeconds"`
@@ -109,9 +115,15 @@ func main() {
 	n := flag.Int("n", 1000, "converged Foos of each kind (and Bars) during the idle windows")
 	idle := flag.Duration("idle", 10*time.Minute, "each idle window (one per phase); 0: no idle bill, resync pings or namespace churn")
 	burst := flag.Int("burst", 1000, "Foos in each burst (0: no burst)")
+	pairs := flag.String("pairs", "direct,queued,stream", "the burst pairs to run, of direct (ACK=reconciled), queued (direct, ACK=queued) and stream")
 	out := flag.String("out", "", "folder for results.md and results.json")
 	flag.Parse()
 	r := &results{Started: time.Now().UTC(), WakeUps: *wakeups, N: *n, IdleSeconds: idle.Seconds(), Burst: *burst}
+	var err error
+	if r.Pairs, err = parsePairs(*pairs); err != nil {
+		fmt.Fprintln(os.Stderr, "knative:", err)
+		os.Exit(2)
+	}
 	if err := run(context.Background(), r, *idle, *out); err != nil {
 		fmt.Fprintln(os.Stderr, "knative:", err)
 		os.Exit(1)
@@ -222,14 +234,16 @@ func directPhase(ctx context.Context, r *results, idle time.Duration) error {
 			return fmt.Errorf("phase 1's ping: %w", err)
 		}
 	}
-	if r.Burst == 0 {
-		return nil
+	if r.runs("direct") {
+		if err := runBursts(ctx, r, directWiring,
+			burstSpec{side: "classic", pair: "direct", order: 1, kind: classicFoo, ns: nsBurstClassic1},
+			burstSpec{side: "ours, direct wiring", pair: "direct", order: 2, kind: oursFoo, ns: nsBurstDirect},
+		); err != nil {
+			return err
+		}
 	}
-	if err := runBursts(ctx, r, directWiring,
-		burstSpec{side: "classic", pair: "direct", order: 1, kind: classicFoo, ns: nsBurstClassic1},
-		burstSpec{side: "ours, direct wiring", pair: "direct", order: 2, kind: oursFoo, ns: nsBurstDirect},
-	); err != nil {
-		return err
+	if !r.runs("queued") {
+		return nil
 	}
 	// The same wiring with events answered once enqueued (ours first).
 	logf("our reconciler answering events once enqueued (ACK=queued)")
@@ -243,6 +257,29 @@ func directPhase(ctx context.Context, r *results, idle time.Duration) error {
 		return err
 	}
 	return setAck(ctx, "reconciled")
+}
+
+// pairNames are the burst pairs a run can make, in the order it makes them.
+var pairNames = []string{"direct", "queued", "stream"}
+
+// parsePairs reads -pairs: names of pairNames, separated by commas.
+func parsePairs(flag string) ([]string, error) {
+	var pairs []string
+	for name := range strings.SplitSeq(flag, ",") {
+		if name = strings.TrimSpace(name); name == "" {
+			continue
+		}
+		if !slices.Contains(pairNames, name) {
+			return nil, fmt.Errorf("-pairs: no burst pair %q (the pairs are %s)", name, strings.Join(pairNames, ", "))
+		}
+		pairs = append(pairs, name)
+	}
+	return pairs, nil
+}
+
+// runs tells whether the run makes the burst pair named pair.
+func (r *results) runs(pair string) bool {
+	return r.Burst > 0 && slices.Contains(r.Pairs, pair)
 }
 
 // runBursts runs each burst in turn in wiring w, keeping its result.
@@ -291,7 +328,7 @@ func streamPhase(ctx context.Context, r *results, idle time.Duration) error {
 			return fmt.Errorf("phase 2's namespace: %w", err)
 		}
 	}
-	if r.Burst == 0 {
+	if !r.runs("stream") {
 		return nil
 	}
 	return runBursts(ctx, r, streamWiring,

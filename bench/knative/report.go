@@ -58,9 +58,9 @@ func write(r *results, out string) error {
 // header is the title, the flags and what the run found.
 func header(b *strings.Builder, r *results) {
 	fmt.Fprintf(b, "# On real Knative: the one-node cluster (hack/cluster), %s\n\n", r.Started.Format(time.RFC3339))
-	fmt.Fprintf(b, "`hack/bench-knative.sh -wakeups %d -n %d -idle %v -burst %d`. The classic is k8s.io/sample-controller v0.35.4 "+
+	fmt.Fprintf(b, "`hack/bench-knative.sh -wakeups %d -n %d -idle %v -burst %d -pairs %s`. The classic is k8s.io/sample-controller v0.35.4 "+
 		"as a pod, its client raised to the reconciler's limit (200 requests/s, burst 400). Foos ask for 0 replicas.\n\n",
-		r.WakeUps, r.N, time.Duration(r.IdleSeconds*float64(time.Second)), r.Burst)
+		r.WakeUps, r.N, time.Duration(r.IdleSeconds*float64(time.Second)), r.Burst, strings.Join(r.Pairs, ","))
 	for _, n := range r.Notes {
 		fmt.Fprintf(b, "- %s\n", n)
 	}
