@@ -17,6 +17,8 @@ limitations under the License.
 package receiver
 
 import (
+	"maps"
+	"slices"
 	"sync"
 	"time"
 )
@@ -24,7 +26,9 @@ import (
 // A burst of owners created is met by a resync. Their events come one at a
 // time from a direct adapter, or from a broker that waits for each answer,
 // and each waits for its own reconcile; a resync lists every owner that
-// needs work at once, and the workers reconcile them together. The
+// needs work at once, and the workers reconcile them together. It lists the
+// namespaces of the burst's creations only (if few): its cost is the
+// burst's, not the rest of the cluster's. The
 // creations' events then find their owners written (Decoder.OwnWrites) and
 // are answered at once.
 const (
@@ -33,45 +37,68 @@ const (
 	// BurstWindow is also the least time between a resync's end and the
 	// next burst's resync.
 	BurstWindow = 2 * time.Second
+	// BurstNamespaces is the most namespaces a burst's resync lists one by
+	// one; a burst's creations in more namespaces are met by a resync of
+	// every namespace.
+	BurstNamespaces = 4
 )
 
 // burst counts the creations that events report (Target.Created), and says
-// when they are a burst.
+// when they are a burst, and in which namespaces.
 type burst struct {
-	mu       sync.Mutex
-	since    time.Time // the window's start
-	n        int       // creations in the window
-	running  bool      // a resync for a burst is on
-	resynced time.Time // when the last resync ended
+	mu         sync.Mutex
+	since      time.Time           // the window's start
+	n          int                 // creations in the window
+	namespaces map[string]struct{} // theirs, up to BurstNamespaces+1
+	running    bool                // a resync for a burst is on
+	resynced   time.Time           // when the last resync ended
 }
 
-// saw counts a creation seen at now, and tells whether a resync should
-// start (then it is running until done is called).
-func (b *burst) saw(now time.Time) bool {
+// saw counts a creation in namespace ns seen at now, and tells whether a
+// resync should start (then it is running until done is called), and of
+// which namespaces: the window's, or every namespace (none) if they are
+// more than BurstNamespaces.
+func (b *burst) saw(now time.Time, ns string) (start bool, namespaces []string) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if now.Sub(b.since) > BurstWindow {
-		b.since, b.n = now, 0
+		b.restart(now)
 	}
 	b.n++
+	if len(b.namespaces) <= BurstNamespaces {
+		if b.namespaces == nil {
+			b.namespaces = map[string]struct{}{}
+		}
+		b.namespaces[ns] = struct{}{}
+	}
 	if b.running || b.n < BurstCreations || now.Sub(b.resynced) < BurstWindow {
-		return false
+		return false, nil
 	}
 	b.running = true
-	return true
+	if _, all := b.namespaces[""]; len(b.namespaces) <= BurstNamespaces && !all { // "": cluster-scoped owners
+		namespaces = slices.Sorted(maps.Keys(b.namespaces))
+	}
+	return true, namespaces
 }
 
-// listed records that a resync (a burst's, or another) listed by now: what
-// was created until then is enqueued.
+// restart starts a window at now, with no creation in it.
+func (b *burst) restart(now time.Time) {
+	b.since, b.n, b.namespaces = now, 0, nil
+}
+
+// listed records that a resync of every namespace (not a burst's) listed by
+// now: what was created until then is enqueued.
 func (b *burst) listed(now time.Time) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	b.resynced, b.since, b.n = now, now, 0
+	b.resynced = now
+	b.restart(now)
 }
 
 // done records that the resync saw asked for ended at now.
 func (b *burst) done(now time.Time) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	b.running, b.resynced, b.since, b.n = false, now, now, 0
+	b.running, b.resynced = false, now
+	b.restart(now)
 }

@@ -177,9 +177,10 @@ type Server struct {
 	// enqueued, if set, is called once an event's keys are enqueued (tests).
 	enqueued func()
 
-	// burst counts creations; a resync for a burst is asked on bursts.
+	// burst counts creations; a resync for a burst is asked on bursts, of
+	// the namespaces it carries (none: every namespace).
 	burst  burst
-	bursts chan struct{}
+	bursts chan []string
 
 	// What the events in flight hold; see intake.go.
 	inflightEvents atomic.Int64
@@ -199,11 +200,12 @@ type Verifier interface {
 }
 
 // KeyLister returns the keys a resync reconciles (work): every key that may
-// need work. Listing every object is correct too; skipping those that
+// need work, of every namespace, or of namespaces only if any are given (a
+// burst's resync). Listing every object is correct too; skipping those that
 // provably need nothing makes a resync cheap. Refused are keys whose
 // reconcile changes nothing until something else does (a name another owner
 // frees, say): not reconciled, but they may wait (see Owned.OnDelete).
-type KeyLister func(ctx context.Context) (work, refused []types.NamespacedName, err error)
+type KeyLister func(ctx context.Context, namespaces ...string) (work, refused []types.NamespacedName, err error)
 
 // New returns a Server feeding rec (a generated reconciler, typically) from
 // the events that decoder maps; resync says which keys a resync (the
@@ -220,7 +222,7 @@ func New(ctx context.Context, rec controller.Reconciler, decoder *Decoder, resyn
 		Logger:        logging.FromContext(ctx),
 	})
 	return &Server{opts: opts, impl: impl, outcomes: o, decoder: decoder, resync: resync,
-		budget: semaphore.NewWeighted(opts.MaxInflightBytes), metrics: metrics, bursts: make(chan struct{}, 1)}
+		budget: semaphore.NewWeighted(opts.MaxInflightBytes), metrics: metrics, bursts: make(chan []string, 1)}
 }
 
 // Handler returns the HTTP handler: events on /, probes on /healthz and /readyz.
@@ -378,8 +380,10 @@ func (s *Server) answer(w http.ResponseWriter, r *http.Request, arrived time.Tim
 	// whose adds are handed off (Decoder.Handoff): a burst's reconciles read
 	// nothing, a resync's would read each owner.
 	handedOff := sender.InOrder && s.decoder.Handoff != nil
-	if target.Created && !s.opts.AckOnEnqueue && !handedOff && s.burst.saw(time.Now()) {
-		s.bursts <- struct{}{} // never full: one burst resync at a time
+	if target.Created && !s.opts.AckOnEnqueue && !handedOff {
+		if start, namespaces := s.burst.saw(time.Now(), target.Keys[0].Namespace); start {
+			s.bursts <- namespaces // never full: one burst resync at a time
+		}
 	}
 	keys := target.Keys
 	if target.Resync {
@@ -425,16 +429,20 @@ func (s *Server) answer(w http.ResponseWriter, r *http.Request, arrived time.Tim
 	return names.typ, false
 }
 
-// listForResync asks the KeyLister for the keys a resync reconciles, and
-// records how long that took and how many there are.
-func (s *Server) listForResync(ctx context.Context, trigger string) ([]types.NamespacedName, error) {
+// listForResync asks the KeyLister for the keys a resync reconciles, of
+// namespaces only if any are given, and records how long that took and how
+// many there are.
+func (s *Server) listForResync(ctx context.Context, trigger string, namespaces ...string) ([]types.NamespacedName, error) {
 	start := time.Now()
-	keys, refused, err := s.resync(ctx)
-	if err == nil {
-		s.metrics.resync(ctx, trigger, len(keys), time.Since(start))
+	keys, refused, err := s.resync(ctx, namespaces...)
+	if err != nil {
+		return nil, err
+	}
+	s.metrics.resync(ctx, trigger, len(keys), time.Since(start))
+	if len(namespaces) == 0 { // every owner that may need work
 		s.decoder.Listed(append(slices.Clip(keys), refused...))
 	}
-	return keys, err
+	return keys, nil
 }
 
 // resyncAtStart enqueues the keys the resync lists. Nobody waits for these
@@ -465,13 +473,14 @@ func (s *Server) resyncAtStart(ctx context.Context) {
 // if the list fails, the creations' own events still run theirs.
 func (s *Server) resyncBursts(ctx context.Context) {
 	logger := logging.FromContext(ctx)
+	var namespaces []string
 	for {
 		select {
 		case <-ctx.Done():
 			return
-		case <-s.bursts:
+		case namespaces = <-s.bursts:
 		}
-		keys, err := s.listForResync(ctx, "burst")
+		keys, err := s.listForResync(ctx, "burst", namespaces...)
 		s.burst.done(time.Now())
 		if err != nil {
 			logger.Warnw("Failed to list for a burst's resync", zap.Error(err))
@@ -480,7 +489,7 @@ func (s *Server) resyncBursts(ctx context.Context) {
 		for _, k := range keys {
 			s.impl.EnqueueSlowKey(k)
 		}
-		logger.Infow("Burst resync enqueued", zap.Int("keys", len(keys)))
+		logger.Infow("Burst resync enqueued", zap.Int("keys", len(keys)), zap.Strings("namespaces", namespaces))
 	}
 }
 

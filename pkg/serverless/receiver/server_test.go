@@ -33,6 +33,7 @@ import (
 	cloudevents "github.com/cloudevents/sdk-go/v2"
 	"github.com/cloudevents/sdk-go/v2/binding"
 	cehttp "github.com/cloudevents/sdk-go/v2/protocol/http"
+	"github.com/google/go-cmp/cmp"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"knative.dev/pkg/controller"
@@ -116,12 +117,20 @@ type testServer struct {
 // reconcile the given keys, until the test ends.
 func startServer(t *testing.T, rec *fakeReconciler, opts Options, resync ...types.NamespacedName) *testServer {
 	t.Helper()
+	return startServerListing(t, rec, opts, func(context.Context, ...string) ([]types.NamespacedName, []types.NamespacedName, error) {
+		return resync, nil, nil
+	})
+}
+
+// startServerListing is startServer with lister as the resync's.
+func startServerListing(t *testing.T, rec *fakeReconciler, opts Options, lister KeyLister) *testServer {
+	t.Helper()
 	ctx, cancel := context.WithCancel(logtesting.TestContextWithLogger(t))
 	d, _ := newDecoder(ownedDeployment("ns", "web", "a"))
 	if opts.Address == "" {
 		opts.Address = "127.0.0.1:0"
 	}
-	srv := New(ctx, rec, d, func(context.Context) ([]types.NamespacedName, []types.NamespacedName, error) { return resync, nil, nil }, opts)
+	srv := New(ctx, rec, d, lister, opts)
 	addr := make(chan net.Addr, 1)
 	ts := &testServer{stop: cancel, done: make(chan error, 1), rec: rec, srv: srv}
 	srv.enqueued = func() { ts.enqueues.Add(1) }
@@ -576,6 +585,46 @@ func TestABurstOfCreationsStartsAResync(t *testing.T) {
 	})
 	if err != nil {
 		t.Errorf("%s, which only the resync lists, was not reconciled after %d creations", listed, BurstCreations)
+	}
+}
+
+// A burst's resync lists the namespaces of its creations only, or every
+// namespace if they are more than BurstNamespaces.
+func TestABurstsResyncListsItsNamespaces(t *testing.T) {
+	many := make([]string, BurstNamespaces+1)
+	for i := range many {
+		many[i] = fmt.Sprint("ns-", i)
+	}
+	for _, tc := range []struct {
+		name       string
+		namespaces []string // of the creations, in turn
+		want       []string
+	}{
+		{name: "one namespace", namespaces: []string{"ns"}, want: []string{"ns"}},
+		{name: "two", namespaces: []string{"b", "a"}, want: []string{"a", "b"}},
+		{name: "more than BurstNamespaces: every namespace", namespaces: many, want: nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			listed := make(chan []string, 1)
+			ts := startServerListing(t, newFakeReconciler(nil), Options{}, func(_ context.Context, namespaces ...string) ([]types.NamespacedName, []types.NamespacedName, error) {
+				listed <- namespaces
+				return nil, nil, nil
+			})
+			for i := range max(BurstCreations, len(tc.namespaces)) {
+				ns := tc.namespaces[i%len(tc.namespaces)]
+				if r := send(t, ts.url, fooResourceEvent("add", ns, fmt.Sprint("k", i)), false); r.code != http.StatusOK {
+					t.Fatalf("creation %d answered %d, want 200", i, r.code)
+				}
+			}
+			select {
+			case got := <-listed:
+				if diff := cmp.Diff(tc.want, got); diff != "" {
+					t.Error("namespaces of the burst's resync (-want +got):", diff)
+				}
+			case <-time.After(10 * time.Second):
+				t.Fatal("no resync after a burst")
+			}
+		})
 	}
 }
 

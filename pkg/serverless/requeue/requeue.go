@@ -217,13 +217,18 @@ func (s *Schedule) Due() []types.NamespacedName {
 }
 
 // Lister returns next (a resync's lister) with the keys due added to the
-// work it returns. It reads the PingSource again first (a pod of another
-// revision may have written it); if that fails, the keys it knows do.
-func (s *Schedule) Lister(next func(context.Context) (work, refused []types.NamespacedName, err error)) func(context.Context) (work, refused []types.NamespacedName, err error) {
-	return func(ctx context.Context) ([]types.NamespacedName, []types.NamespacedName, error) {
-		work, refused, err := next(ctx)
+// work it returns when it lists every namespace. It reads the PingSource
+// again first (a pod of another revision may have written it); if that
+// fails, the keys it knows do. A resync of some namespaces only (a burst's)
+// is next's alone: the keys due run with the next resync of them all.
+func (s *Schedule) Lister(next func(ctx context.Context, namespaces ...string) (work, refused []types.NamespacedName, err error)) func(ctx context.Context, namespaces ...string) (work, refused []types.NamespacedName, err error) {
+	return func(ctx context.Context, namespaces ...string) ([]types.NamespacedName, []types.NamespacedName, error) {
+		work, refused, err := next(ctx, namespaces...)
 		if err != nil {
 			return nil, nil, err
+		}
+		if len(namespaces) > 0 {
+			return work, refused, nil
 		}
 		if err := s.Load(ctx); err != nil {
 			logging.FromContext(ctx).Warnw("Failed to read the requeue schedule again", zap.Error(err))

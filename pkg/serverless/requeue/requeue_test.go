@@ -167,7 +167,7 @@ func TestTheKeysDueRunWithTheResync(t *testing.T) {
 		"b/in-2m":         start.Add(2 * time.Minute),
 		"a/listed-anyway": start,
 	}))
-	resync := func(context.Context) (work, refused []types.NamespacedName, err error) {
+	resync := func(context.Context, ...string) (work, refused []types.NamespacedName, err error) {
 		return []types.NamespacedName{{Namespace: "a", Name: "listed-anyway"}}, []types.NamespacedName{{Namespace: "c", Name: "refused"}}, nil
 	}
 	work, refused, err := s.Lister(resync)(context.Background())
@@ -181,12 +181,20 @@ func TestTheKeysDueRunWithTheResync(t *testing.T) {
 	if len(refused) != 1 {
 		t.Errorf("refused %v, want the resync's", refused)
 	}
+	// A resync of some namespaces (a burst's) is the resync's alone.
+	work, _, err = s.Lister(resync)(context.Background(), "a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]types.NamespacedName{{Namespace: "a", Name: "listed-anyway"}}, work); diff != "" {
+		t.Errorf("work of namespace a (-want +got):\n%s", diff)
+	}
 	*now = start.Add(2 * time.Minute)
 	if diff := cmp.Diff(4, len(s.Due())); diff != "" {
 		t.Errorf("keys due two minutes later (-want +got):\n%s", diff)
 	}
 
-	failing := func(context.Context) (work, refused []types.NamespacedName, err error) {
+	failing := func(context.Context, ...string) (work, refused []types.NamespacedName, err error) {
 		return nil, nil, errors.New("list failed")
 	}
 	if _, _, err := s.Lister(failing)(context.Background()); err == nil {
@@ -331,7 +339,9 @@ func TestTheResyncReadsTheScheduleAgain(t *testing.T) {
 	if err := client.Tracker().Create(Resource, pingSource(map[string]time.Time{"a/theirs": start}), ns); err != nil {
 		t.Fatal(err)
 	}
-	nothing := func(context.Context) (work, refused []types.NamespacedName, err error) { return nil, nil, nil }
+	nothing := func(context.Context, ...string) (work, refused []types.NamespacedName, err error) {
+		return nil, nil, nil
+	}
 	work, _, err := s.Lister(nothing)(context.Background())
 	if err != nil {
 		t.Fatal(err)

@@ -168,31 +168,39 @@ func (r *Resync) newDryRun(ctx context.Context, cfg *rest.Config, newReconciler 
 // and those whose reconcile ends in a permanent error or a requeue without
 // writing (refused: a reconcile changes nothing for them until something
 // else changes, a name another owner frees, say, or until their time). The keys of work are to be
-// reconciled from fresh reads.
-func (r *Resync) KeysNeedingWork(ctx context.Context) (work, refused []types.NamespacedName, err error) {
+// reconciled from fresh reads. It looks at the owners of every namespace,
+// or, if namespaces are given, at those of these namespaces only (a LIST
+// of each: cheaper than one of every namespace when the rest of the
+// cluster holds many owners).
+func (r *Resync) KeysNeedingWork(ctx context.Context, namespaces ...string) (work, refused []types.NamespacedName, err error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	defer r.snap.Reset()
-	dryCtx := logging.WithLogger(ctx, zap.NewNop().Sugar())
-	cont := ""
-	for {
-		owners, next, err := r.list(ctx, r.kinds.Owner, "", "", cont, PageSize)
-		if err != nil {
-			return nil, nil, fmt.Errorf("failed to list owners: %w", err)
-		}
-		if err := r.listOwned(ctx, owners); err != nil {
-			return nil, nil, err
-		}
-		w, rf := r.dryRuns(dryCtx, owners)
-		work, refused = append(work, w...), append(refused, rf...)
-		r.snap.Reset()
-		if next == "" {
-			sortKeys(work)
-			sortKeys(refused)
-			return work, refused, nil
-		}
-		cont = next
+	if len(namespaces) == 0 {
+		namespaces = []string{metav1.NamespaceAll}
 	}
+	dryCtx := logging.WithLogger(ctx, zap.NewNop().Sugar())
+	for _, ns := range namespaces {
+		for cont := ""; ; {
+			owners, next, err := r.list(ctx, r.kinds.Owner, ns, "", "", cont, PageSize)
+			if err != nil {
+				return nil, nil, fmt.Errorf("failed to list owners: %w", err)
+			}
+			if err := r.listOwned(ctx, ns, owners); err != nil {
+				return nil, nil, err
+			}
+			w, rf := r.dryRuns(dryCtx, owners)
+			work, refused = append(work, w...), append(refused, rf...)
+			r.snap.Reset()
+			if next == "" {
+				break
+			}
+			cont = next
+		}
+	}
+	sortKeys(work)
+	sortKeys(refused)
+	return work, refused, nil
 }
 
 // dryRuns reconciles each owner over the snapshot, and returns those whose
@@ -232,8 +240,9 @@ func sortKeys(keys []types.NamespacedName) {
 	slices.SortFunc(keys, func(a, b types.NamespacedName) int { return strings.Compare(a.String(), b.String()) })
 }
 
-// listOwned puts in the snapshot the objects that owners own.
-func (r *Resync) listOwned(ctx context.Context, owners []types.NamespacedName) error {
+// listOwned puts in the snapshot the objects that owners own (of namespace,
+// or of every namespace if it is empty).
+func (r *Resync) listOwned(ctx context.Context, namespace string, owners []types.NamespacedName) error {
 	names := map[string]bool{}
 	for _, o := range owners {
 		if len(validation.IsValidLabelValue(o.Name)) == 0 {
@@ -254,7 +263,7 @@ func (r *Resync) listOwned(ctx context.Context, owners []types.NamespacedName) e
 		}
 		sel := labels.NewSelector().Add(*req).String()
 		for cont := ""; ; {
-			_, next, err := r.list(ctx, owned.Resource, owned.OwnerLabel, sel, cont, ownedPageSize)
+			_, next, err := r.list(ctx, owned.Resource, namespace, owned.OwnerLabel, sel, cont, ownedPageSize)
 			if err != nil {
 				return fmt.Errorf("failed to list %s: %w", owned.Resource.Resource, err)
 			}
@@ -272,16 +281,20 @@ func (r *Resync) listOwned(ctx context.Context, owners []types.NamespacedName) e
 	return nil
 }
 
-// list lists a page of resource (of every namespace; its objects labelled
-// with their owner's name by ownerLabel, if any) into the snapshot, and
-// returns the keys listed and the next page's continue token.
-func (r *Resync) list(ctx context.Context, resource schema.GroupVersionResource, ownerLabel, selector, cont string, limit int) ([]types.NamespacedName, string, error) {
+// list lists a page of resource (of namespace, or of every namespace if it
+// is empty; its objects labelled with their owner's name by ownerLabel, if
+// any) into the snapshot, and returns the keys listed and the next page's
+// continue token.
+func (r *Resync) list(ctx context.Context, resource schema.GroupVersionResource, namespace, ownerLabel, selector, cont string, limit int) ([]types.NamespacedName, string, error) {
 	u := *r.base
+	u.Path = path.Join(u.Path, "apis", resource.Group, resource.Version)
 	if resource.Group == "" {
-		u.Path = path.Join(u.Path, "api", resource.Version, resource.Resource)
-	} else {
-		u.Path = path.Join(u.Path, "apis", resource.Group, resource.Version, resource.Resource)
+		u.Path = path.Join(r.base.Path, "api", resource.Version)
 	}
+	if namespace != "" {
+		u.Path = path.Join(u.Path, "namespaces", namespace)
+	}
+	u.Path = path.Join(u.Path, resource.Resource)
 	q := url.Values{"limit": {strconv.Itoa(limit)}}
 	if selector != "" {
 		q.Set("labelSelector", selector)

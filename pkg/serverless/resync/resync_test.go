@@ -181,6 +181,35 @@ func TestKeysNeedingWork(t *testing.T) {
 
 func sort2(s []string) []string { slices.Sort(s); return s }
 
+// A resync of some namespaces (a burst's) lists those only.
+func TestKeysNeedingWorkOfSomeNamespaces(t *testing.T) {
+	cfg, reqs := apiServer(t,
+		owner("a", "missing", "c", 1), owner("b", "drifted", "d", 2), owned("b", "d", "drifted", 1),
+		owner("elsewhere", "missing", "c", 1),
+	)
+	r, err := resync.New(context.Background(), cfg, kinds, newReconciler)
+	if err != nil {
+		t.Fatal(err)
+	}
+	work, refused, err := r.KeysNeedingWork(context.Background(), "a", "b")
+	if err != nil || len(refused) != 0 {
+		t.Fatalf("KeysNeedingWork() = %v, %v, %v; want work only", work, refused, err)
+	}
+	if diff := cmp.Diff([]types.NamespacedName{{Namespace: "a", Name: "missing"}, {Namespace: "b", Name: "drifted"}}, work); diff != "" {
+		t.Error("work (-want, +got):", diff)
+	}
+	want := []string{
+		"GET /api/v1/namespaces/a/configmaps",
+		"GET /api/v1/namespaces/b/configmaps",
+		"GET /apis/apps/v1/namespaces/a/deployments selector",
+		"GET /apis/apps/v1/namespaces/a/deployments/c",
+		"GET /apis/apps/v1/namespaces/b/deployments selector",
+	}
+	if diff := cmp.Diff(want, sort2(reqs.seen)); diff != "" {
+		t.Error("requests to the API server (-want, +got):", diff)
+	}
+}
+
 // At steady state a resync of N owners costs a LIST of owners and one of
 // each owned resource per page of owners, and nothing else.
 func TestConvergedOwnersCostOnlyLists(t *testing.T) {
