@@ -22,7 +22,8 @@
 # costs and the break-even number of operators; one namespace made and
 # deleted on the stream; and bursts of Foos, the classic and ours in each
 # wiring (direct twice: ACK=reconciled, then ACK=queued), with our
-# reconciler's requests from the audit log. Brings the one-node cluster up,
+# reconciler's requests from the audit log, and the node's CPU by component
+# during each burst. Brings the one-node cluster up,
 # installs the operator and builds the classic's image if needed; installs
 # the Bar operator and switches both operators to the stream
 # (_output/stream-bench), and leaves the cluster so: in stream wiring.

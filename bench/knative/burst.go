@@ -54,6 +54,9 @@ type burstResult struct {
 	Progress []progress `json:"progress"`
 	// Audit is our reconciler's requests, by second (ours only).
 	Audit *auditTable `json:"audit,omitempty"`
+	// CPU is the node's, from the first create to the first reconcile of
+	// every Foo.
+	CPU *burstCPU `json:"cpu,omitempty"`
 }
 
 // done tells whether every milestone of the burst was reached.
@@ -81,10 +84,20 @@ func runBurst(ctx context.Context, w wiring, spec burstSpec, n int) (burstResult
 			return res, err
 		}
 	}
+	before, err := readCPU()
+	if err != nil {
+		return res, fmt.Errorf("reading the node's CPU: %w", err)
+	}
 	start := time.Now()
 	created := make(chan error, 1)
 	go func() { created <- create(ctx, b, n) }()
-	if err := follow(ctx, b, n, start, created, &res); err != nil {
+	if err := follow(ctx, b, n, start, created, &res, func() error {
+		after, err := readCPU()
+		if err == nil {
+			res.CPU, err = cpuBetween(ctx, before, after)
+		}
+		return err
+	}); err != nil {
 		return res, err
 	}
 	logf("  every Foo reconciled at %.1f s, every Deployment observed at %.1f s, every Foo Ready at %.1f s",
@@ -122,8 +135,9 @@ func prepare(ctx context.Context, w wiring) error {
 
 // follow samples the burst's namespace every half second until every
 // milestone is reached and every create answered, and records when each
-// was first seen (after the list that saw it).
-func follow(ctx context.Context, b batch, n int, start time.Time, created <-chan error, res *burstResult) error {
+// was first seen (after the list that saw it); it calls reconciled when
+// every Foo is first seen reconciled.
+func follow(ctx context.Context, b batch, n int, start time.Time, created <-chan error, res *burstResult, reconciled func() error) error {
 	deadline := start.Add(30 * time.Minute)
 	recorded, allCreated := -1.0, false
 	for {
@@ -139,7 +153,11 @@ func follow(ctx context.Context, b batch, n int, start time.Time, created <-chan
 		if err == nil {
 			p.Seconds = time.Since(start).Seconds()
 			all := p.Objects == n
-			reach(&res.FirstReconcileAllSeconds, all && p.Reconciled == n, p.Seconds)
+			if reach(&res.FirstReconcileAllSeconds, all && p.Reconciled == n, p.Seconds) {
+				if err := reconciled(); err != nil {
+					return err
+				}
+			}
 			reach(&res.DeploymentsObservedAllSeconds, all && p.Observed == n, p.Seconds)
 			if b.kind == oursFoo {
 				reach(&res.ReadyAllSeconds, all && p.Ready == n, p.Seconds)
@@ -165,9 +183,12 @@ func follow(ctx context.Context, b batch, n int, start time.Time, created <-chan
 	}
 }
 
-// reach sets *at to now the first time cond holds.
-func reach(at *float64, cond bool, now float64) {
+// reach sets *at to now the first time cond holds, and tells whether it
+// did.
+func reach(at *float64, cond bool, now float64) bool {
 	if *at == 0 && cond {
 		*at = now
+		return true
 	}
+	return false
 }

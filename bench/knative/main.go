@@ -34,7 +34,8 @@ limitations under the License.
 //     in a fresh namespace, timed to the first reconcile of every Foo, to
 //     every Deployment observed by the deployment controller and (ours) to
 //     every Foo Ready; our reconciler's requests binned by second from the
-//     audit log; then our reconciler set to ACK=queued (events answered once
+//     audit log; the node's CPU by component until the first reconcile of
+//     every Foo (cpu.go); then our reconciler set to ACK=queued (events answered once
 //     enqueued) and a second pair, ours first, and set back to reconciled;
 //  5. phase 2, two operators on the shared stream: the example Bar operator
 //     installed, both switched to the stream as test/knative's

@@ -32,7 +32,7 @@ import (
 // given).
 func write(r *results, out string) error {
 	var b strings.Builder
-	for _, section := range []func(*strings.Builder, *results){header, wakeUps, idleBill, perOperator, namespaceCost, bursts, auditBreakdown} {
+	for _, section := range []func(*strings.Builder, *results){header, wakeUps, idleBill, perOperator, namespaceCost, bursts, burstsCPU, auditBreakdown} {
 		section(&b, r)
 	}
 	fmt.Print(b.String())
@@ -265,6 +265,63 @@ func bursts(b *strings.Builder, r *results) {
 	}
 	b.WriteString("\n" + paceText(r.ControllerPace, r.Burst) + "\n\n")
 }
+
+// burstsCPU is the node's CPU during each burst, by component.
+func burstsCPU(b *strings.Builder, r *results) {
+	var rows []burstResult
+	for _, res := range r.Bursts {
+		if res.CPU != nil {
+			rows = append(rows, res)
+		}
+	}
+	if len(rows) == 0 {
+		return
+	}
+	slices.SortStableFunc(rows, func(x, y burstResult) int { return strings.Compare(x.Side, y.Side) })
+	b.WriteString("## The node's CPU during the bursts\n\n")
+	fmt.Fprintf(b, "CPU-seconds of every process of the node (the whole cluster: control plane, Knative, the operators, the bench itself), "+
+		"from the burst's first create to the first reconcile of every Foo, read from /proc; a pod's by its namespace and owner, "+
+		"a host process's by its program. Components of at least %.0f %% of a burst's total are listed; cores busy: CPU-seconds "+
+		"over the window, of the node's %d.\n\n", 100*cpuShown, rows[0].CPU.NodeCores)
+	var names []string
+	for _, res := range rows {
+		for _, c := range res.CPU.Components {
+			if c.Seconds >= cpuShown*res.CPU.Seconds && !slices.Contains(names, c.Name) {
+				names = append(names, c.Name)
+			}
+		}
+	}
+	b.WriteString("| component |")
+	for _, res := range rows {
+		fmt.Fprintf(b, " %s (%s) |", res.Side, res.Namespace)
+	}
+	b.WriteString("\n|---|" + strings.Repeat("---:|", len(rows)) + "\n")
+	row := func(name string, cell func(c *burstCPU) string) {
+		fmt.Fprintf(b, "| %s |", name)
+		for _, res := range rows {
+			fmt.Fprintf(b, " %s |", cell(res.CPU))
+		}
+		b.WriteString("\n")
+	}
+	for _, name := range names {
+		row(name, func(c *burstCPU) string { return fmt.Sprintf("%.1f", c.of(name)) })
+	}
+	row("the rest", func(c *burstCPU) string {
+		rest := c.Seconds
+		for _, name := range names {
+			rest -= c.of(name)
+		}
+		return fmt.Sprintf("%.1f", max(rest, 0))
+	})
+	row("**all**", func(c *burstCPU) string { return fmt.Sprintf("**%.1f**", c.Seconds) })
+	row("window (s)", func(c *burstCPU) string { return fmt.Sprintf("%.1f", c.WindowSeconds) })
+	row("cores busy", func(c *burstCPU) string { return fmt.Sprintf("%.2f", c.Cores) })
+	b.WriteString("\n")
+}
+
+// cpuShown is the least share of a burst's CPU a component needs to be
+// listed on its own.
+const cpuShown = 0.02
 
 // paceText says what sets the deployment controller's pace.
 func paceText(p pace, burst int) string {
