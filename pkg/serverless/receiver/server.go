@@ -469,8 +469,10 @@ func (s *Server) resyncAtStart(ctx context.Context) {
 }
 
 // resyncBursts runs a resync for each burst of creations (see burst), until
-// ctx is done, and enqueues its keys. Nobody waits for these reconciles;
-// if the list fails, the creations' own events still run theirs.
+// ctx is done, and enqueues its keys; the next burst's resync waits until
+// they are reconciled (or AckDeadline passed): until then, a resync would
+// list the same keys again. Nobody else waits for these reconciles; if the
+// list fails, the creations' own events still run theirs.
 func (s *Server) resyncBursts(ctx context.Context) {
 	logger := logging.FromContext(ctx)
 	var namespaces []string
@@ -481,15 +483,21 @@ func (s *Server) resyncBursts(ctx context.Context) {
 		case namespaces = <-s.bursts:
 		}
 		keys, err := s.listForResync(ctx, "burst", namespaces...)
-		s.burst.done(time.Now())
 		if err != nil {
+			s.burst.done(time.Now())
 			logger.Warnw("Failed to list for a burst's resync", zap.Error(err))
 			continue
 		}
+		awaited := s.outcomes.await(keys)
 		for _, k := range keys {
 			s.impl.EnqueueSlowKey(k)
 		}
 		logger.Infow("Burst resync enqueued", zap.Int("keys", len(keys)), zap.Strings("namespaces", namespaces))
+		waitCtx, cancel := context.WithTimeout(ctx, s.opts.AckDeadline)
+		_ = awaited.Wait(waitCtx) // a key failing, or the deadline: the next burst may resync
+		cancel()
+		awaited.Stop()
+		s.burst.done(time.Now())
 	}
 }
 

@@ -628,6 +628,51 @@ func TestABurstsResyncListsItsNamespaces(t *testing.T) {
 	}
 }
 
+// A burst's resync is running until the keys it listed are reconciled: a
+// resync before then would list them again.
+func TestABurstsResyncLastsUntilItsKeysAreReconciled(t *testing.T) {
+	listed := types.NamespacedName{Namespace: "ns", Name: "listed"}
+	release := make(chan struct{})
+	rec := newFakeReconciler(func(ctx context.Context, key string) error {
+		if key == listed.String() {
+			<-release
+		}
+		return nil
+	})
+	var lists atomic.Int32
+	ts := startServerListing(t, rec, Options{}, func(context.Context, ...string) ([]types.NamespacedName, []types.NamespacedName, error) {
+		lists.Add(1)
+		return []types.NamespacedName{listed}, nil, nil
+	})
+	running := func() bool {
+		ts.srv.burst.mu.Lock()
+		defer ts.srv.burst.mu.Unlock()
+		return ts.srv.burst.running
+	}
+	for i := range BurstCreations {
+		if r := send(t, ts.url, fooResourceEvent("add", "ns", fmt.Sprint("k", i)), false); r.code != http.StatusOK {
+			t.Fatalf("creation %d answered %d, want 200", i, r.code)
+		}
+	}
+	if err := wait.PollUntilContextTimeout(context.Background(), 10*time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
+		return rec.callsOf(listed.String()) > 0, nil
+	}); err != nil {
+		t.Fatal("the burst's resync did not reconcile what it listed")
+	}
+	if !running() {
+		t.Error("the burst's resync ended while what it listed was being reconciled")
+	}
+	close(release)
+	if err := wait.PollUntilContextTimeout(context.Background(), 10*time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
+		return !running(), nil
+	}); err != nil {
+		t.Error("the burst's resync did not end once what it listed was reconciled")
+	}
+	if got := lists.Load(); got != 1 {
+		t.Errorf("%d lists, want 1", got)
+	}
+}
+
 // Answered once enqueued, creations fill the queue at once: they are not
 // even counted.
 func TestCreationsAnsweredOnceEnqueuedStartNoResync(t *testing.T) {
