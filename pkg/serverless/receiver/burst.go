@@ -28,14 +28,15 @@ import (
 // and each waits for its own reconcile; a resync lists every owner that
 // needs work at once, and the workers reconcile them together. It lists the
 // namespaces of the burst's creations only (if few): its cost is the
-// burst's, not the rest of the cluster's. The
-// creations' events then find their owners written (Decoder.OwnWrites) and
-// are answered at once.
+// burst's, not the rest of the cluster's. The creations' events then find
+// their owners written (Decoder.OwnWrites) and are answered at once. It
+// lasts until what it listed is reconciled: a resync before then would list
+// the same owners again.
 const (
 	// BurstCreations creations within BurstWindow are a burst.
 	BurstCreations = 8
-	// BurstWindow is also the least time between a resync's end and the
-	// next burst's resync.
+	// BurstWindow is also the least time between a resync's end (its keys
+	// reconciled) and the next burst's resync.
 	BurstWindow = 2 * time.Second
 	// BurstNamespaces is the most namespaces a burst's resync lists one by
 	// one; a burst's creations in more namespaces are met by a resync of
