@@ -662,13 +662,13 @@ func (r *run) measureOurs(ctx context.Context, adapters []*controlplane.Process,
 	}
 	cpu0 := make([]float64, len(adapters))
 	for i, a := range adapters {
-		cpu0[i], _ = cpuSeconds(a.PID())
+		cpu0[i], _ = CPUSeconds(a.PID())
 	}
 	if err := r.idle(ctx, &res, p); err != nil {
 		return res, ad, err
 	}
 	for i, a := range adapters {
-		c, _ := cpuSeconds(a.PID())
+		c, _ := CPUSeconds(a.PID())
 		ad.IdleCPUSeconds += c - cpu0[i]
 		now, peak, anon, _ := RSS(a.PID())
 		ad.SteadyRSSMiB += now
@@ -953,7 +953,7 @@ func (r *run) burst(ctx context.Context, res *Result, p *controlplane.Process, c
 func (r *run) cpu(controller *controlplane.Process) map[string]float64 {
 	m := map[string]float64{}
 	add := func(role string, pid int) {
-		if c, err := cpuSeconds(pid); err == nil {
+		if c, err := CPUSeconds(pid); err == nil {
 			m[role] += c
 		}
 	}
@@ -1007,7 +1007,7 @@ func retryWatch(ctx context.Context, rv string, w func(metav1.ListOptions) (watc
 // idle measures the CPU a process uses over cfg.Idle, then its memory. The
 // window is a measurement, not a wait for anything.
 func (r *run) idle(ctx context.Context, res *Result, p *controlplane.Process) error {
-	c0, err := cpuSeconds(p.PID())
+	c0, err := CPUSeconds(p.PID())
 	if err != nil {
 		return err
 	}
@@ -1016,7 +1016,7 @@ func (r *run) idle(ctx context.Context, res *Result, p *controlplane.Process) er
 	case <-ctx.Done():
 		return ctx.Err()
 	}
-	c1, err := cpuSeconds(p.PID())
+	c1, err := CPUSeconds(p.PID())
 	if err != nil {
 		return err
 	}

@@ -56,8 +56,8 @@ func RSS(pid int) (now, peak, anon float64, err error) {
 	return now, peak, anon, sc.Err()
 }
 
-// cpuSeconds returns the user and system CPU time a process has used.
-func cpuSeconds(pid int) (float64, error) {
+// CPUSeconds returns the user and system CPU time a process has used.
+func CPUSeconds(pid int) (float64, error) {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	if err != nil {
 		return 0, err

@@ -30,6 +30,8 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/frugal-operator/foo-operator/bench/harness"
 )
 
 // A burst's CPU: what every process of the node used, from the burst's
@@ -38,10 +40,6 @@ import (
 // on it), so this is the cluster's CPU bill of that time, and its cores
 // bound how fast a burst can go once they are busy.
 
-// clockTicks is the unit of /proc/<pid>/stat's times (USER_HZ, 100 on
-// Linux).
-const clockTicks = 100
-
 // cpuReading is the CPU time each process of the node had used, at a time.
 type cpuReading struct {
 	at    time.Time
@@ -49,7 +47,7 @@ type cpuReading struct {
 }
 
 type procCPU struct {
-	ticks uint64
+	seconds float64
 	// component: the pod's UID for a process of a pod, else the
 	// program's name.
 	component string
@@ -70,21 +68,11 @@ func readCPU() (cpuReading, error) {
 		if err != nil {
 			continue
 		}
-		dir := filepath.Join("/proc", e.Name())
-		stat, err := os.ReadFile(filepath.Join(dir, "stat"))
+		seconds, err := harness.CPUSeconds(pid)
 		if err != nil {
 			continue // gone
 		}
-		// After the command's closing parenthesis: state, then 10 fields,
-		// then utime and stime.
-		i := strings.LastIndexByte(string(stat), ')')
-		f := strings.Fields(string(stat[i+1:]))
-		if len(f) < 13 {
-			continue
-		}
-		user, _ := strconv.ParseUint(f[11], 10, 64)
-		sys, _ := strconv.ParseUint(f[12], 10, 64)
-		r.procs[pid] = procCPU{ticks: user + sys, component: componentOf(dir)}
+		r.procs[pid] = procCPU{seconds: seconds, component: componentOf(filepath.Join("/proc", e.Name()))}
 	}
 	return r, nil
 }
@@ -133,11 +121,10 @@ func cpuBetween(ctx context.Context, a, b cpuReading) (*burstCPU, error) {
 	by := map[string]float64{}
 	total := 0.0
 	for pid, p := range b.procs {
-		used := p.ticks
+		s := p.seconds
 		if before, ok := a.procs[pid]; ok && before.component == p.component {
-			used -= before.ticks
+			s -= before.seconds
 		}
-		s := float64(used) / clockTicks
 		name := p.component
 		if n, ok := names[strings.TrimPrefix(name, "pod:")]; ok {
 			name = n
