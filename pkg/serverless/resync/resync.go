@@ -287,10 +287,11 @@ func (r *Resync) listOwned(ctx context.Context, namespace string, owners []types
 // continue token.
 func (r *Resync) list(ctx context.Context, resource schema.GroupVersionResource, namespace, ownerLabel, selector, cont string, limit int) ([]types.NamespacedName, string, error) {
 	u := *r.base
-	u.Path = path.Join(u.Path, "apis", resource.Group, resource.Version)
+	group := path.Join("apis", resource.Group, resource.Version)
 	if resource.Group == "" {
-		u.Path = path.Join(r.base.Path, "api", resource.Version)
+		group = path.Join("api", resource.Version)
 	}
+	u.Path = path.Join(u.Path, group)
 	if namespace != "" {
 		u.Path = path.Join(u.Path, "namespaces", namespace)
 	}
