@@ -35,8 +35,9 @@ limitations under the License.
 //     every Deployment observed by the deployment controller and (ours) to
 //     every Foo Ready; our reconciler's requests binned by second from the
 //     audit log; the node's CPU by component until the first reconcile of
-//     every Foo (cpu.go); then our reconciler set to ACK=queued (events answered once
-//     enqueued) and a second pair, ours first, and set back to reconciled;
+//     every Foo (cpu.go); then our reconciler set to ACK=queued (events
+//     answered once enqueued) and a second pair, ours first, and set back
+//     to reconciled;
 //  5. phase 2, two operators on the shared stream: the example Bar operator
 //     installed, both switched to the stream as test/knative's
 //     TestBrokerWiring does, N converged Bars, then the idle bill again with
