@@ -110,9 +110,13 @@ func newSource(ns, name, image string) *v1.ContainerSource {
 	}
 }
 
-// canary proves both adapters deliver: a canary ContainerSource's image
-// must reach its Deployment (the ContainerSource adapter), and a
-// hand-edited image must be reverted (the owned objects' adapter).
+// canary proves every watch of both adapters delivers: a canary
+// ContainerSource's image must reach its Deployment (the ContainerSource
+// adapter), a hand-edited image must be reverted (the owned adapter's
+// Deployments), and so must a hand-edited sink (its SinkBindings). Each
+// watch starts on its own: one of a just-installed CRD can be refused
+// (429) and come up a second after the others, and whatever changes in
+// that second sends no event.
 func canary(ctx context.Context, e *localenv.Env) error {
 	sources := versioned.NewForConfigOrDie(e.Config).SourcesV1().ContainerSources(operatorNamespace)
 	deps := e.Kube.AppsV1().Deployments(operatorNamespace)
@@ -137,7 +141,18 @@ func canary(ctx context.Context, e *localenv.Env) error {
 			[]byte(`[{"op":"replace","path":"/spec/template/spec/containers/0/image","value":"hand-`+strconv.Itoa(i)+`"}]`), metav1.PatchOptions{})
 		return err
 	}, holds); err != nil {
-		return fmt.Errorf("the owned objects' adapter delivers nothing: %w", err)
+		return fmt.Errorf("the owned objects' adapter delivers no Deployment: %w", err)
+	}
+	bindings := versioned.NewForConfigOrDie(e.Config).SourcesV1().SinkBindings(operatorNamespace)
+	if err := localenv.Repeat(ctx, func(i int) error {
+		_, err := bindings.Patch(ctx, "canary-sinkbinding", types.JSONPatchType,
+			[]byte(`[{"op":"replace","path":"/spec/sink/uri","value":"http://hand-`+strconv.Itoa(i)+`.example.test"}]`), metav1.PatchOptions{})
+		return err
+	}, func() bool {
+		sb, err := bindings.Get(ctx, "canary-sinkbinding", metav1.GetOptions{})
+		return err == nil && sb.Spec.Sink.URI.String() == sink
+	}); err != nil {
+		return fmt.Errorf("the owned objects' adapter delivers no SinkBinding: %w", err)
 	}
 	return nil
 }
