@@ -26,6 +26,7 @@ import (
 
 	apierrs "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/dynamic"
 
 	"github.com/frugal-operator/foo-operator/pkg/serverless/requeue"
@@ -73,8 +74,9 @@ func (e *Env) ScheduledIn(ctx context.Context, ns string) (map[string]time.Time,
 // lifted by lift), waits for its reconcile to fail and stops the reconciler,
 // starting it again for the next; then it lifts the quota, starts the
 // reconciler and waits until each converged (converged) and the schedule
-// holds none of them. Two names or more write the schedule every way:
-// made, updated, deleted.
+// holds none of them. Before the quota is lifted, the last name's retry
+// comes and fails again: it then waits twice requeue.Retry. Two names or
+// more write the schedule every way: made, updated, deleted.
 func (e *Env) FailuresOutliveTheReconciler(t *testing.T, ns string, names []string, create func(name string), lift func(), converged func(name string)) {
 	t.Helper()
 	ctx := context.Background()
@@ -110,6 +112,7 @@ func (e *Env) FailuresOutliveTheReconciler(t *testing.T, ns string, names []stri
 			t.Fatalf("scheduled %v, want %s about %s after %s", got, name, requeue.Retry, stopped.Format(time.RFC3339))
 		}
 	}
+	e.failsAgainAtItsPing(t, ns, names[len(names)-1])
 	lift()
 	if err := e.StartReconciler(ctx); err != nil {
 		t.Fatal(err)
@@ -121,4 +124,83 @@ func (e *Env) FailuresOutliveTheReconciler(t *testing.T, ns string, names []stri
 		got, err := e.ScheduledIn(ctx, ns)
 		return err == nil && len(got) == 0, fmt.Sprintf("scheduled %v, %v", got, err)
 	})
+}
+
+// failsAgainAtItsPing checks that a key of the schedule (ns/name, failed
+// once) whose reconcile fails again at its time waits twice requeue.Retry:
+// with the reconciler stopped, it makes the key due now (as at its ping),
+// starts the reconciler (its cold-start resync runs the keys due), waits
+// for a new failure, and stops it.
+func (e *Env) failsAgainAtItsPing(t *testing.T, ns, name string) {
+	t.Helper()
+	ctx, key := context.Background(), ns+"/"+name
+	schedule, client := e.Schedule()
+	u, err := client.Get(ctx, schedule, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var keys map[string]time.Time
+	if err := json.Unmarshal([]byte(u.GetAnnotations()[requeue.Annotation]), &keys); err != nil {
+		t.Fatal(err)
+	}
+	if n := failures(t, u); n[key] != 1 {
+		t.Fatalf("failures %v, want %s once", n, key)
+	}
+	keys[key] = time.Now().Add(-time.Second).UTC()
+	b, _ := json.Marshal(keys)
+	annotations := u.GetAnnotations()
+	annotations[requeue.Annotation] = string(b)
+	u.SetAnnotations(annotations)
+	if _, err := client.Update(ctx, u, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	failed := func(ctx context.Context) (int32, error) {
+		events, err := e.Kube.CoreV1().Events(ns).List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.name=" + name + ",reason=InternalError"})
+		if err != nil {
+			return 0, err
+		}
+		var n int32
+		for _, ev := range events.Items {
+			n += max(ev.Count, 1)
+		}
+		return n, nil
+	}
+	before, err := failed(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e.StartReconciler(ctx); err != nil {
+		t.Fatal(err)
+	}
+	clustertest.Eventually(t, time.Minute, name+"'s reconcile failed again", func(ctx context.Context) (bool, string) {
+		n, err := failed(ctx)
+		return err == nil && n > before, fmt.Sprintf("%d InternalError events, %v", n, err)
+	})
+	stopped := time.Now()
+	if err := e.StopReconciler(); err != nil {
+		t.Fatal(err)
+	}
+	got, err := e.ScheduledIn(ctx, ns)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if at, ok := got[key]; !ok || at.Before(stopped.Add(2*requeue.Retry-time.Second)) || at.After(time.Now().Add(2*requeue.Retry)) {
+		t.Fatalf("scheduled %v, want %s about %s after %s", got, name, 2*requeue.Retry, stopped.Format(time.RFC3339))
+	}
+	if u, err = client.Get(ctx, schedule, metav1.GetOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if n := failures(t, u); n[key] != 2 {
+		t.Fatalf("failures %v, want %s twice", n, key)
+	}
+}
+
+// failures returns the schedule's count of failures by key.
+func failures(t *testing.T, schedule *unstructured.Unstructured) map[string]int {
+	t.Helper()
+	var n map[string]int
+	if err := json.Unmarshal([]byte(schedule.GetAnnotations()[requeue.Failures]), &n); err != nil {
+		t.Fatalf("annotation %s: %v", requeue.Failures, err)
+	}
+	return n
 }

@@ -46,6 +46,12 @@ var Resource = schema.GroupVersionResource{Group: "sources.knative.dev", Version
 // from "<namespace>/<name>" to the RFC 3339 time the key is due.
 const Annotation = "serverless.frugal-operator.dev/requeue"
 
+// Failures holds, for each key of the schedule whose reconciles failed
+// when the pod went (see Retry), a JSON object from "<namespace>/<name>" to
+// how many pods in a row saw its last reconcile fail: the key's next retry
+// waits twice as long as its last.
+const Failures = "serverless.frugal-operator.dev/requeue-failures"
+
 // Early is how much before its time a key may run: a ping fires at the
 // minute, so a key due within the next minute runs with it rather than a
 // minute later (and a ping a little early, by the clocks, still finds it).
@@ -61,15 +67,22 @@ type Schedule struct {
 	mu sync.Mutex
 	// stored is the PingSource's keys as last read or written, at version,
 	// if it exists.
-	stored  map[types.NamespacedName]time.Time
+	stored  map[types.NamespacedName]due
 	exists  bool
 	version string
 	// changes are those not written yet: a time, or the zero time for a key
 	// done with.
-	changes map[types.NamespacedName]time.Time
+	changes map[types.NamespacedName]due
 	changed chan struct{}
 	// failed are the keys whose last reconcile failed.
 	failed map[types.NamespacedName]bool
+}
+
+// due is when a key runs again, and how many pods in a row saw its last
+// reconcile fail (0: a requeue asked for it).
+type due struct {
+	at       time.Time
+	failures int
 }
 
 // New returns the schedule kept in the PingSource name of client's
@@ -77,7 +90,7 @@ type Schedule struct {
 // Load it before use.
 func New(client dynamic.ResourceInterface, name, service string) *Schedule {
 	return &Schedule{client: client, name: name, service: service, now: time.Now,
-		stored: map[types.NamespacedName]time.Time{}, changes: map[types.NamespacedName]time.Time{}, changed: make(chan struct{}, 1),
+		stored: map[types.NamespacedName]due{}, changes: map[types.NamespacedName]due{}, changed: make(chan struct{}, 1),
 		failed: map[types.NamespacedName]bool{}}
 }
 
@@ -92,7 +105,7 @@ func (s *Schedule) Load(ctx context.Context) error {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.stored, s.exists, s.version = map[types.NamespacedName]time.Time{}, u != nil, ""
+	s.stored, s.exists, s.version = map[types.NamespacedName]due{}, u != nil, ""
 	if u == nil {
 		return nil
 	}
@@ -102,9 +115,16 @@ func (s *Schedule) Load(ctx context.Context) error {
 		// Written by hand: what it held is lost, the resyncs bound it.
 		logging.FromContext(ctx).Warnw("Ignoring the requeue schedule's keys", zap.String("pingsource", s.name), zap.Error(err))
 	}
+	var failures map[string]int
+	if f, ok := u.GetAnnotations()[Failures]; ok {
+		if err := json.Unmarshal([]byte(f), &failures); err != nil {
+			// Written by hand: the keys' next retries wait Retry.
+			logging.FromContext(ctx).Warnw("Ignoring the requeue schedule's failures", zap.String("pingsource", s.name), zap.Error(err))
+		}
+	}
 	for k, at := range keys {
 		if ns, name, err := cache.SplitMetaNamespaceKey(k); err == nil && name != "" {
-			s.stored[types.NamespacedName{Namespace: ns, Name: name}] = at
+			s.stored[types.NamespacedName{Namespace: ns, Name: name}] = due{at: at, failures: max(failures[k], 0)}
 		}
 	}
 	return nil
@@ -113,14 +133,30 @@ func (s *Schedule) Load(ctx context.Context) error {
 // Retry is how long after the process ends a key whose last reconcile
 // failed runs again, unless it is due sooner: while the process lives the
 // workqueue retries it, and the adapter gives up on an event after a few
-// seconds.
+// seconds. A key whose reconcile fails again when that pod goes waits twice
+// as long, and so on up to MaxRetry: a key that keeps failing (a quota
+// full, a webhook down) wakes the Service 5, 10, 20 and 40 minutes after
+// the first failure, then every hour, until it succeeds.
 const Retry = 5 * time.Minute
+
+// MaxRetry bounds the wait between the retries of a key that keeps failing.
+const MaxRetry = time.Hour
+
+// retryAfter is how long the retry of a key waits when failures pods in a
+// row (1 or more) saw its last reconcile fail.
+func retryAfter(failures int) time.Duration {
+	d := Retry
+	for i := 1; i < failures && d < MaxRetry; i++ {
+		d *= 2
+	}
+	return min(d, MaxRetry)
+}
 
 // Reconciled records the outcome of a reconcile of key: a requeue after a
 // delay (controller.NewRequeueAfter) schedules the key then; a failure (an
-// error neither permanent nor a requeue) is held, and scheduled Retry later
-// when Run ends if no reconcile of the key succeeded meanwhile; a success or
-// a permanent error is done with it.
+// error neither permanent nor a requeue) is held, and scheduled when Run
+// ends (see Retry) if no reconcile of the key succeeded meanwhile; a success
+// or a permanent error is done with it.
 func (s *Schedule) Reconciled(key string, err error) {
 	ns, name, kerr := cache.SplitMetaNamespaceKey(key)
 	if kerr != nil {
@@ -131,7 +167,7 @@ func (s *Schedule) Reconciled(key string, err error) {
 		return
 	}
 	k := types.NamespacedName{Namespace: ns, Name: name}
-	var at time.Time // done with
+	var at time.Time // done with (and with its failures)
 	requeue, after := controller.IsRequeueKey(err)
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -146,54 +182,59 @@ func (s *Schedule) Reconciled(key string, err error) {
 		return
 	}
 	delete(s.failed, k)
-	s.set(k, at)
+	s.set(k, due{at: at})
 }
 
-// set schedules key at at, or is done with it if at is zero. Callers hold
-// s.mu.
-func (s *Schedule) set(k types.NamespacedName, at time.Time) {
-	if was, ok := s.lookup(k); at.Equal(was) || (!ok && at.IsZero()) {
+// set schedules key at d.at, or is done with it if that is zero. Callers
+// hold s.mu.
+func (s *Schedule) set(k types.NamespacedName, d due) {
+	if was, ok := s.lookup(k); (ok && d.at.Equal(was.at) && d.failures == was.failures) || (!ok && d.at.IsZero()) {
 		return
 	}
-	s.changes[k] = at
+	s.changes[k] = d
 	select {
 	case s.changed <- struct{}{}:
 	default:
 	}
 }
 
-// holdFailed schedules the keys whose last reconcile failed Retry from
-// now, unless they are due sooner.
+// holdFailed schedules the keys whose last reconcile failed (see Retry),
+// unless they are due sooner.
 func (s *Schedule) holdFailed() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	now := s.now()
-	at := now.Add(Retry).Truncate(time.Second)
 	for k := range s.failed {
-		if was, ok := s.lookup(k); !ok || !was.After(now) || was.After(at) {
-			s.set(k, at)
+		was, ok := s.lookup(k)
+		next := due{failures: was.failures + 1}
+		next.at = now.Add(retryAfter(next.failures)).Truncate(time.Second)
+		if !ok || !was.at.After(now) || was.at.After(next.at) {
+			s.set(k, next)
 		}
 	}
 	clear(s.failed)
 }
 
-// lookup returns key's time, if it is scheduled. Callers hold s.mu.
-func (s *Schedule) lookup(k types.NamespacedName) (time.Time, bool) {
-	at, ok := s.changes[k]
+// lookup returns when key is due, if it is scheduled. Callers hold s.mu.
+func (s *Schedule) lookup(k types.NamespacedName) (due, bool) {
+	d, ok := s.changes[k]
 	if !ok {
-		at, ok = s.stored[k]
+		d, ok = s.stored[k]
 	}
-	return at, ok && !at.IsZero()
+	if !ok || d.at.IsZero() {
+		return due{}, false
+	}
+	return d, true
 }
 
-// keys returns every key scheduled, with its time. Callers hold s.mu.
-func (s *Schedule) keys() map[types.NamespacedName]time.Time {
+// keys returns every key scheduled, with when it is due. Callers hold s.mu.
+func (s *Schedule) keys() map[types.NamespacedName]due {
 	all := maps.Clone(s.stored)
-	for k, at := range s.changes {
-		if at.IsZero() {
+	for k, d := range s.changes {
+		if d.at.IsZero() {
 			delete(all, k)
 		} else {
-			all[k] = at
+			all[k] = d
 		}
 	}
 	return all
@@ -205,8 +246,8 @@ func (s *Schedule) Due() []types.NamespacedName {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var due []types.NamespacedName
-	for k, at := range s.keys() {
-		if !at.After(by) {
+	for k, d := range s.keys() {
+		if !d.at.After(by) {
 			due = append(due, k)
 		}
 	}
@@ -331,13 +372,13 @@ func (s *Schedule) write(ctx context.Context) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.exists, s.version = exists, version
-	for k, at := range written {
-		if at.IsZero() {
+	for k, d := range written {
+		if d.at.IsZero() {
 			delete(s.stored, k)
 		} else {
-			s.stored[k] = at
+			s.stored[k] = d
 		}
-		if now, ok := s.changes[k]; ok && now.Equal(at) {
+		if now, ok := s.changes[k]; ok && now.at.Equal(d.at) && now.failures == d.failures {
 			delete(s.changes, k)
 		}
 	}
@@ -346,13 +387,17 @@ func (s *Schedule) write(ctx context.Context) error {
 
 // object is the PingSource that pings the service at the minute the first
 // of keys is due, holding them all.
-func (s *Schedule) object(keys map[types.NamespacedName]time.Time, version string) *unstructured.Unstructured {
+func (s *Schedule) object(keys map[types.NamespacedName]due, version string) *unstructured.Unstructured {
 	held := make(map[string]time.Time, len(keys))
+	failures := map[string]int{}
 	first := time.Time{}
-	for k, at := range keys {
-		held[k.String()] = at.UTC()
-		if first.IsZero() || at.Before(first) {
-			first = at
+	for k, d := range keys {
+		held[k.String()] = d.at.UTC()
+		if d.failures > 0 {
+			failures[k.String()] = d.failures
+		}
+		if first.IsZero() || d.at.Before(first) {
+			first = d.at
 		}
 	}
 	b, _ := json.Marshal(held)
@@ -370,7 +415,12 @@ func (s *Schedule) object(keys map[types.NamespacedName]time.Time, version strin
 			}},
 		},
 	}}
-	u.SetAnnotations(map[string]string{Annotation: string(b)})
+	annotations := map[string]string{Annotation: string(b)}
+	if len(failures) > 0 {
+		f, _ := json.Marshal(failures)
+		annotations[Failures] = string(f)
+	}
+	u.SetAnnotations(annotations)
 	u.SetResourceVersion(version)
 	return u
 }

@@ -280,8 +280,46 @@ func TestAFailedKeyIsRetriedFromZero(t *testing.T) {
 	}
 	flush(t, s)
 	_, keys = get(t, client)
-	if diff := cmp.Diff(map[string]time.Time{"a/one": end.Add(Retry)}, keys); diff != "" {
+	if diff := cmp.Diff(map[string]time.Time{"a/one": end.Add(2 * Retry)}, keys); diff != "" {
 		t.Errorf("keys after the second end (-want +got):\n%s", diff)
+	}
+}
+
+// Each pod in a row that sees a key's reconcile fail makes its next retry
+// wait twice as long, up to MaxRetry; the count is kept in the PingSource
+// (each pod below reads it anew); a success ends it.
+func TestAKeyThatKeepsFailingWaitsLongerEachTime(t *testing.T) {
+	_, client, _ := newSchedule(t)
+	failure := errors.New("exceeded quota")
+	now := start
+	pod := func(outcome error) map[string]time.Time {
+		t.Helper()
+		s := New(client.Resource(Resource).Namespace(ns), "op-requeue", "op")
+		s.now = func() time.Time { return now }
+		if err := s.Load(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		s.Reconciled("a/broken", outcome)
+		flush(t, s)
+		_, keys := get(t, client)
+		return keys
+	}
+	for i, wait := range []time.Duration{5 * time.Minute, 10 * time.Minute, 20 * time.Minute, 40 * time.Minute, time.Hour, time.Hour} {
+		keys := pod(failure)
+		if diff := cmp.Diff(map[string]time.Time{"a/broken": now.Add(wait)}, keys); diff != "" {
+			t.Fatalf("after failure %d (-want +got):\n%s", i+1, diff)
+		}
+		u, _ := get(t, client)
+		if got, want := u.GetAnnotations()[Failures], fmt.Sprintf(`{"a/broken":%d}`, i+1); got != want {
+			t.Errorf("after failure %d: failures %s, want %s", i+1, got, want)
+		}
+		now = now.Add(wait) // its ping
+	}
+	if keys := pod(nil); keys != nil {
+		t.Fatalf("after a success: %v, want no schedule", keys)
+	}
+	if keys := pod(failure); !keys["a/broken"].Equal(now.Add(Retry)) {
+		t.Errorf("a new failure after a success: %v, want Retry from now", keys)
 	}
 }
 
