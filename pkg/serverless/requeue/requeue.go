@@ -135,8 +135,8 @@ func (s *Schedule) Load(ctx context.Context) error {
 // workqueue retries it, and the adapter gives up on an event after a few
 // seconds. A key whose reconcile fails again when that pod goes waits twice
 // as long, and so on up to MaxRetry: a key that keeps failing (a quota
-// full, a webhook down) wakes the Service 5, 10, 20 and 40 minutes after
-// the first failure, then every hour, until it succeeds.
+// full, a webhook down) wakes the Service after 5, 10, 20 and 40 minutes,
+// then every hour, until it succeeds.
 const Retry = 5 * time.Minute
 
 // MaxRetry bounds the wait between the retries of a key that keeps failing.
