@@ -45,13 +45,17 @@ limitations under the License.
 //     namespace made and deleted, each timed to the stream's adapter rolled
 //     out and each member's wake-up;
 //  6. the stream burst pair, the other way round: ours, then the classic in
-//     a second fresh namespace;
+//     a second fresh namespace; then the floor pair twice (floor.go): the
+//     classic with the stream carrying its events to our reconciler, which
+//     answers them at once, then the classic alone; then alone, then
+//     carried: no operator fed by the stream can burst faster than the
+//     classic carried;
 //  7. what one more operator costs, the break-even number of operators, and
 //     results.md and results.json (with the data of chart.png, which
 //     hack/bench-knative.sh draws).
 //
-// -pairs names the burst pairs to make (direct, queued, stream; all by
-// default): one pair alone takes about ten minutes.
+// -pairs names the burst pairs to make (direct, queued, stream, floor; all
+// by default): one pair alone takes about ten minutes.
 //
 // Foos ask for 0 replicas: a one-node cluster cannot run thousands of pods.
 // A run can be started again: objects that exist are left as they are,
@@ -86,10 +90,14 @@ const (
 	nsBurstClassic2 = "burst-classic-2"
 	nsBurstQueued   = "burst-ours-queued"
 	nsBurstClassic3 = "burst-classic-3"
+	nsBurstCarried  = "burst-classic-carried"
+	nsBurstClassic4 = "burst-classic-4"
+	nsBurstClassic5 = "burst-classic-5"
+	nsBurstCarried2 = "burst-classic-carried-2"
 )
 
 // benchNamespaces are every namespace the bench makes Foos or Bars in.
-var benchNamespaces = []string{nsWake, nsCanaries, nsOurs, nsClassic, nsBars, nsBurstClassic1, nsBurstDirect, nsBurstStream, nsBurstClassic2, nsBurstQueued, nsBurstClassic3}
+var benchNamespaces = []string{nsWake, nsCanaries, nsOurs, nsClassic, nsBars, nsBurstClassic1, nsBurstDirect, nsBurstStream, nsBurstClassic2, nsBurstQueued, nsBurstClassic3, nsBurstCarried, nsBurstClassic4, nsBurstClassic5, nsBurstCarried2}
 
 // results is every figure of a run, as results.json holds it.
 type results struct {
@@ -117,7 +125,7 @@ func main() {
 	n := flag.Int("n", 1000, "converged Foos of each kind (and Bars) during the idle windows")
 	idle := flag.Duration("idle", 10*time.Minute, "each idle window (one per phase); 0: no idle bill, resync pings or namespace churn")
 	burst := flag.Int("burst", 1000, "Foos in each burst (0: no burst)")
-	pairs := flag.String("pairs", "direct,queued,stream", "the burst pairs to run, of direct (ACK=reconciled), queued (direct, ACK=queued) and stream")
+	pairs := flag.String("pairs", strings.Join(pairNames, ","), "the burst pairs to run, of direct (ACK=reconciled), queued (direct, ACK=queued), stream, and floor (the classic with the stream carrying its events, and without)")
 	out := flag.String("out", "", "folder for results.md and results.json")
 	flag.Parse()
 	r := &results{Started: time.Now().UTC(), WakeUps: *wakeups, N: *n, IdleSeconds: idle.Seconds(), Burst: *burst}
@@ -262,7 +270,7 @@ func directPhase(ctx context.Context, r *results, idle time.Duration) error {
 }
 
 // pairNames are the burst pairs a run can make, in the order it makes them.
-var pairNames = []string{"direct", "queued", "stream"}
+var pairNames = []string{"direct", "queued", "stream", "floor"}
 
 // parsePairs reads -pairs: names of pairNames, separated by commas.
 func parsePairs(flag string) ([]string, error) {
@@ -298,7 +306,8 @@ func runBursts(ctx context.Context, r *results, w wiring, specs ...burstSpec) er
 
 // streamPhase is phase 2: the Bar operator installed, both operators
 // switched to the shared stream, N converged Bars, the idle bill, then the
-// stream burst pair (ours first). It leaves the cluster in stream wiring.
+// stream burst pair (ours first) and the floor pair. It leaves the cluster
+// in stream wiring, the stream as its members have it.
 func streamPhase(ctx context.Context, r *results, idle time.Duration) error {
 	logf("phase 2, two operators on the shared stream: the Bar operator")
 	if err := installBar(ctx); err != nil {
@@ -330,11 +339,52 @@ func streamPhase(ctx context.Context, r *results, idle time.Duration) error {
 			return fmt.Errorf("phase 2's namespace: %w", err)
 		}
 	}
-	if !r.runs("stream") {
+	if r.runs("stream") {
+		if err := runBursts(ctx, r, streamWiring,
+			burstSpec{side: "ours, shared stream", pair: "stream", order: 1, kind: oursFoo, ns: nsBurstStream},
+			burstSpec{side: "classic", pair: "stream", order: 2, kind: classicFoo, ns: nsBurstClassic2},
+		); err != nil {
+			return err
+		}
+	}
+	if !r.runs("floor") {
 		return nil
 	}
-	return runBursts(ctx, r, streamWiring,
-		burstSpec{side: "ours, shared stream", pair: "stream", order: 1, kind: oursFoo, ns: nsBurstStream},
-		burstSpec{side: "classic", pair: "stream", order: 2, kind: classicFoo, ns: nsBurstClassic2},
-	)
+	return floorPairs(ctx, r)
+}
+
+// floorPairs runs the floor pair twice (floor.go), in turn: the classic
+// with the stream carrying its events, then alone; alone, then carried.
+func floorPairs(ctx context.Context, r *results) error {
+	carried := "classic, the stream carrying its events"
+	for _, step := range []struct {
+		carry bool
+		spec  burstSpec
+	}{
+		{true, burstSpec{side: carried, pair: "floor", order: 1, kind: classicFoo, ns: nsBurstCarried}},
+		{false, burstSpec{side: "classic", pair: "floor", order: 2, kind: classicFoo, ns: nsBurstClassic4}},
+		{false, burstSpec{side: "classic", pair: "second floor", order: 1, kind: classicFoo, ns: nsBurstClassic5}},
+		{true, burstSpec{side: carried, pair: "second floor", order: 2, kind: classicFoo, ns: nsBurstCarried2}},
+	} {
+		carrying, err := streamWatches(ctx, carriedAPIVersion, "Foo")
+		if err != nil {
+			return err
+		}
+		switch {
+		case step.carry && !carrying:
+			logf("the stream carrying the classic's events (floor.go)")
+			err = carryClassic(ctx)
+		case !step.carry && carrying:
+			logf("the stream as its members have it")
+			err = uncarryClassic(ctx)
+		}
+		if err != nil {
+			return err
+		}
+		if err := runBursts(ctx, r, streamWiring, step.spec); err != nil {
+			return err
+		}
+	}
+	logf("the stream as its members have it")
+	return uncarryClassic(ctx)
 }

@@ -234,7 +234,8 @@ func progressOf(ctx context.Context, b batch) (progress, error) {
 }
 
 // emptyNamespace deletes the Foos (of the kind) an interrupted run left in
-// a burst's namespace and waits until they and their Deployments are gone.
+// a burst's namespace and waits until they, their Deployments and their
+// ReplicaSets are gone.
 func emptyNamespace(ctx context.Context, b batch) error {
 	p, err := progressOf(ctx, b)
 	if err != nil || p.Objects == 0 {
@@ -249,9 +250,15 @@ func emptyNamespace(ctx context.Context, b batch) error {
 	if err != nil {
 		return fmt.Errorf("deleting the Foos of %s: %w", b.ns, err)
 	}
+	// Empty of the ReplicaSets too: the garbage collector deletes them
+	// after their Deployments, and would still be at it during the burst.
 	return poll(ctx, 2*time.Second, 20*time.Minute, b.ns+" empty", func(ctx context.Context) (bool, error) {
 		deps, err := kube.AppsV1().Deployments(b.ns).List(ctx, metav1.ListOptions{Limit: 1})
 		if err != nil || len(deps.Items) > 0 {
+			return false, nil
+		}
+		sets, err := kube.AppsV1().ReplicaSets(b.ns).List(ctx, metav1.ListOptions{Limit: 1})
+		if err != nil || len(sets.Items) > 0 {
 			return false, nil
 		}
 		p, err := progressOf(ctx, b)

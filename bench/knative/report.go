@@ -257,7 +257,7 @@ func bursts(b *strings.Builder, r *results) {
 	slices.SortStableFunc(rows, func(x, y burstResult) int { return strings.Compare(x.Side, y.Side) })
 	for _, res := range rows {
 		ready := "—" // the classic's Foos have no Ready condition
-		if res.Side != "classic" {
+		if !strings.HasPrefix(res.Side, "classic") {
 			ready = seconds(res.ReadyAllSeconds)
 		}
 		fmt.Fprintf(b, "| %s (%s) | %s of 2, %s pair | %s | %s | %s | %s |\n", res.Side, res.Namespace, ordinal(res.Order), res.Pair,

@@ -59,8 +59,9 @@ func writeOverlay(members ...string) error {
 }
 
 // streamWatches tells whether the stream's ApiServerSource exists and
-// watches objects of the kind (false if it does not exist).
-func streamWatches(ctx context.Context, kind string) (bool, error) {
+// watches objects of the kind, of apiVersion unless that is empty (false
+// if it does not exist).
+func streamWatches(ctx context.Context, apiVersion, kind string) (bool, error) {
 	u, err := dyn.Resource(sourceGVR).Namespace(streamNS).Get(ctx, "operators", metav1.GetOptions{})
 	if apierrs.IsNotFound(err) {
 		return false, nil
@@ -70,7 +71,7 @@ func streamWatches(ctx context.Context, kind string) (bool, error) {
 	}
 	resources, _, _ := unstructured.NestedSlice(u.Object, "spec", "resources")
 	for _, r := range resources {
-		if r, _ := r.(map[string]any); r["kind"] == kind {
+		if r, _ := r.(map[string]any); r["kind"] == kind && (apiVersion == "" || r["apiVersion"] == apiVersion) {
 			return true, nil
 		}
 	}
@@ -85,7 +86,7 @@ func streamWatches(ctx context.Context, kind string) (bool, error) {
 // The stream stays, with the Bar operator on it if it was. It returns what
 // it did, for the results.
 func ensureDirect(ctx context.Context) (string, error) {
-	onStream, err := streamWatches(ctx, "Foo")
+	onStream, err := streamWatches(ctx, "", "Foo")
 	if err != nil {
 		return "", err
 	}
