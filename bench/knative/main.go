@@ -49,7 +49,8 @@ limitations under the License.
 //     classic with the stream carrying its events to our reconciler, which
 //     answers them at once, then the classic alone; then alone, then
 //     carried: no operator fed by the stream can burst faster than the
-//     classic carried;
+//     classic carried; with -pairs stream-queued, the stream pair again
+//     with our reconciler at ACK=queued, the classic first;
 //  7. what one more operator costs, the break-even number of operators, and
 //     results.md and results.json (with the data of chart.png, which
 //     hack/bench-knative.sh draws).
@@ -94,10 +95,12 @@ const (
 	nsBurstClassic4 = "burst-classic-4"
 	nsBurstClassic5 = "burst-classic-5"
 	nsBurstCarried2 = "burst-classic-carried-2"
+	nsBurstStreamQ  = "burst-ours-stream-queued"
+	nsBurstClassic6 = "burst-classic-6"
 )
 
 // benchNamespaces are every namespace the bench makes Foos or Bars in.
-var benchNamespaces = []string{nsWake, nsCanaries, nsOurs, nsClassic, nsBars, nsBurstClassic1, nsBurstDirect, nsBurstStream, nsBurstClassic2, nsBurstQueued, nsBurstClassic3, nsBurstCarried, nsBurstClassic4, nsBurstClassic5, nsBurstCarried2}
+var benchNamespaces = []string{nsWake, nsCanaries, nsOurs, nsClassic, nsBars, nsBurstClassic1, nsBurstDirect, nsBurstStream, nsBurstClassic2, nsBurstQueued, nsBurstClassic3, nsBurstCarried, nsBurstClassic4, nsBurstClassic5, nsBurstCarried2, nsBurstStreamQ, nsBurstClassic6}
 
 // results is every figure of a run, as results.json holds it.
 type results struct {
@@ -125,7 +128,7 @@ func main() {
 	n := flag.Int("n", 1000, "converged Foos of each kind (and Bars) during the idle windows")
 	idle := flag.Duration("idle", 10*time.Minute, "each idle window (one per phase); 0: no idle bill, resync pings or namespace churn")
 	burst := flag.Int("burst", 1000, "Foos in each burst (0: no burst)")
-	pairs := flag.String("pairs", strings.Join(pairNames, ","), "the burst pairs to run, of direct (ACK=reconciled), queued (direct, ACK=queued), stream, and floor (the classic with the stream carrying its events, and without)")
+	pairs := flag.String("pairs", strings.Join(pairNames, ","), "the burst pairs to run, of direct (ACK=reconciled), queued (direct, ACK=queued), stream, stream-queued, and floor (the classic with the stream carrying its events, and without)")
 	out := flag.String("out", "", "folder for results.md and results.json")
 	flag.Parse()
 	r := &results{Started: time.Now().UTC(), WakeUps: *wakeups, N: *n, IdleSeconds: idle.Seconds(), Burst: *burst}
@@ -270,7 +273,7 @@ func directPhase(ctx context.Context, r *results, idle time.Duration) error {
 }
 
 // pairNames are the burst pairs a run can make, in the order it makes them.
-var pairNames = []string{"direct", "queued", "stream", "floor"}
+var pairNames = []string{"direct", "queued", "stream", "stream-queued", "floor"}
 
 // parsePairs reads -pairs: names of pairNames, separated by commas.
 func parsePairs(flag string) ([]string, error) {
@@ -344,6 +347,21 @@ func streamPhase(ctx context.Context, r *results, idle time.Duration) error {
 			burstSpec{side: "ours, shared stream", pair: "stream", order: 1, kind: oursFoo, ns: nsBurstStream},
 			burstSpec{side: "classic", pair: "stream", order: 2, kind: classicFoo, ns: nsBurstClassic2},
 		); err != nil {
+			return err
+		}
+	}
+	if r.runs("stream-queued") {
+		logf("our reconciler answering events once enqueued (ACK=queued)")
+		if err := setAck(ctx, "queued"); err != nil {
+			return err
+		}
+		if err := runBursts(ctx, r, streamWiring,
+			burstSpec{side: "classic", pair: "stream ACK=queued", order: 1, kind: classicFoo, ns: nsBurstClassic6},
+			burstSpec{side: "ours, shared stream, ACK=queued", pair: "stream ACK=queued", order: 2, kind: oursFoo, ns: nsBurstStreamQ},
+		); err != nil {
+			return err
+		}
+		if err := setAck(ctx, "reconciled"); err != nil {
 			return err
 		}
 	}
