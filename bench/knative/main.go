@@ -259,17 +259,10 @@ func directPhase(ctx context.Context, r *results, idle time.Duration) error {
 		return nil
 	}
 	// The same wiring with events answered once enqueued (ours first).
-	logf("our reconciler answering events once enqueued (ACK=queued)")
-	if err := setAck(ctx, "queued"); err != nil {
-		return err
-	}
-	if err := runBursts(ctx, r, directWiring,
+	return runBurstsQueued(ctx, r, directWiring,
 		burstSpec{side: "ours, direct wiring, ACK=queued", pair: "direct ACK=queued", order: 1, kind: oursFoo, ns: nsBurstQueued},
 		burstSpec{side: "classic", pair: "direct ACK=queued", order: 2, kind: classicFoo, ns: nsBurstClassic3},
-	); err != nil {
-		return err
-	}
-	return setAck(ctx, "reconciled")
+	)
 }
 
 // pairNames are the burst pairs a run can make, in the order it makes them.
@@ -305,6 +298,19 @@ func runBursts(ctx context.Context, r *results, w wiring, specs ...burstSpec) er
 		r.Bursts = append(r.Bursts, res)
 	}
 	return nil
+}
+
+// runBurstsQueued runs the bursts as runBursts does, with our reconciler
+// answering events once enqueued (ACK=queued), and sets it back.
+func runBurstsQueued(ctx context.Context, r *results, w wiring, specs ...burstSpec) error {
+	logf("our reconciler answering events once enqueued (ACK=queued)")
+	if err := setAck(ctx, "queued"); err != nil {
+		return err
+	}
+	if err := runBursts(ctx, r, w, specs...); err != nil {
+		return err
+	}
+	return setAck(ctx, "reconciled")
 }
 
 // streamPhase is phase 2: the Bar operator installed, both operators
@@ -351,17 +357,10 @@ func streamPhase(ctx context.Context, r *results, idle time.Duration) error {
 		}
 	}
 	if r.runs("stream-queued") {
-		logf("our reconciler answering events once enqueued (ACK=queued)")
-		if err := setAck(ctx, "queued"); err != nil {
-			return err
-		}
-		if err := runBursts(ctx, r, streamWiring,
+		if err := runBurstsQueued(ctx, r, streamWiring,
 			burstSpec{side: "classic", pair: "stream ACK=queued", order: 1, kind: classicFoo, ns: nsBurstClassic6},
 			burstSpec{side: "ours, shared stream, ACK=queued", pair: "stream ACK=queued", order: 2, kind: oursFoo, ns: nsBurstStreamQ},
 		); err != nil {
-			return err
-		}
-		if err := setAck(ctx, "reconciled"); err != nil {
 			return err
 		}
 	}

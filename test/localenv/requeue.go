@@ -100,17 +100,7 @@ func (e *Env) FailuresOutliveTheReconciler(t *testing.T, ns string, names []stri
 		if got, err := e.ScheduledIn(ctx, ns); err != nil || len(got) != i {
 			t.Fatalf("scheduled while the reconciler lives: %v, %v; want the %d before", got, err, i)
 		}
-		stopped := time.Now()
-		if err := e.StopReconciler(); err != nil {
-			t.Fatal(err)
-		}
-		got, err := e.ScheduledIn(ctx, ns)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if at, ok := got[ns+"/"+name]; !ok || at.Before(stopped.Add(requeue.Retry-time.Second)) || at.After(time.Now().Add(requeue.Retry)) {
-			t.Fatalf("scheduled %v, want %s about %s after %s", got, name, requeue.Retry, stopped.Format(time.RFC3339))
-		}
+		e.stopAndCheckScheduled(t, ns, name, requeue.Retry)
 	}
 	e.failsAgainAtItsPing(t, ns, names[len(names)-1])
 	lift()
@@ -176,17 +166,7 @@ func (e *Env) failsAgainAtItsPing(t *testing.T, ns, name string) {
 		n, err := failed(ctx)
 		return err == nil && n > before, fmt.Sprintf("%d InternalError events, %v", n, err)
 	})
-	stopped := time.Now()
-	if err := e.StopReconciler(); err != nil {
-		t.Fatal(err)
-	}
-	got, err := e.ScheduledIn(ctx, ns)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if at, ok := got[key]; !ok || at.Before(stopped.Add(2*requeue.Retry-time.Second)) || at.After(time.Now().Add(2*requeue.Retry)) {
-		t.Fatalf("scheduled %v, want %s about %s after %s", got, name, 2*requeue.Retry, stopped.Format(time.RFC3339))
-	}
+	e.stopAndCheckScheduled(t, ns, name, 2*requeue.Retry)
 	if u, err = client.Get(ctx, schedule, metav1.GetOptions{}); err != nil {
 		t.Fatal(err)
 	}
@@ -203,4 +183,21 @@ func failures(t *testing.T, schedule *unstructured.Unstructured) map[string]int 
 		t.Fatalf("annotation %s: %v", requeue.Failures, err)
 	}
 	return n
+}
+
+// stopAndCheckScheduled stops the reconciler and checks that it scheduled
+// ns/name about after from then.
+func (e *Env) stopAndCheckScheduled(t *testing.T, ns, name string, after time.Duration) {
+	t.Helper()
+	stopped := time.Now()
+	if err := e.StopReconciler(); err != nil {
+		t.Fatal(err)
+	}
+	got, err := e.ScheduledIn(context.Background(), ns)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if at, ok := got[ns+"/"+name]; !ok || at.Before(stopped.Add(after-time.Second)) || at.After(time.Now().Add(after)) {
+		t.Fatalf("scheduled %v, want %s about %s after %s", got, name, after, stopped.Format(time.RFC3339))
+	}
 }
