@@ -55,8 +55,9 @@ limitations under the License.
 //     results.md and results.json (with the data of chart.png, which
 //     hack/bench-knative.sh draws).
 //
-// -pairs names the burst pairs to make (direct, queued, stream, floor; all
-// by default): one pair alone takes about ten minutes.
+// -pairs names the burst pairs to make (direct, queued, stream,
+// stream-queued, floor; all by default): one pair alone takes about ten
+// minutes.
 //
 // Foos ask for 0 replicas: a one-node cluster cannot run thousands of pods.
 // A run can be started again: objects that exist are left as they are,

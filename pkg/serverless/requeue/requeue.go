@@ -85,6 +85,8 @@ type due struct {
 	failures int
 }
 
+func (d due) equal(o due) bool { return d.at.Equal(o.at) && d.failures == o.failures }
+
 // New returns the schedule kept in the PingSource name of client's
 // namespace, which pings the Knative Service service of that namespace.
 // Load it before use.
@@ -188,7 +190,7 @@ func (s *Schedule) Reconciled(key string, err error) {
 // set schedules key at d.at, or is done with it if that is zero. Callers
 // hold s.mu.
 func (s *Schedule) set(k types.NamespacedName, d due) {
-	if was, ok := s.lookup(k); (ok && d.at.Equal(was.at) && d.failures == was.failures) || (!ok && d.at.IsZero()) {
+	if was, ok := s.lookup(k); (ok && d.equal(was)) || (!ok && d.at.IsZero()) {
 		return
 	}
 	s.changes[k] = d
@@ -378,7 +380,7 @@ func (s *Schedule) write(ctx context.Context) error {
 		} else {
 			s.stored[k] = d
 		}
-		if now, ok := s.changes[k]; ok && now.at.Equal(d.at) && now.failures == d.failures {
+		if now, ok := s.changes[k]; ok && now.equal(d) {
 			delete(s.changes, k)
 		}
 	}
