@@ -26,7 +26,10 @@ import (
 	apierrs "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/frugal-operator/foo-operator/pkg/reconciler/foo/resources"
 )
 
 // The floor pair measures what the shared stream's data plane costs a
@@ -46,15 +49,24 @@ const carriedRole = "bench-classic-carried"
 // carriedAPIVersion is the apiVersion of the classic's Foos, as events carry it.
 const carriedAPIVersion = "samplecontroller.k8s.io/v1alpha1"
 
+// carriedDeployments selects the Deployments the stream carries for the
+// classic: every one without the Foo operator's label or a revision's.
+const carriedDeployments = "!" + resources.FooLabelKey + ",!serving.knative.dev/revision"
+
 var triggerGVR = schema.GroupVersionResource{Group: "eventing.knative.dev", Version: "v1", Resource: "triggers"}
 
 // carryClassic makes the stream carry the classic's events, as a member
 // would join it, but with no Trigger of its own (one more Trigger would
 // cost every event of the stream one more delivery, which ours do not
 // pay): the adapter may read the classic's Foos, its ApiServerSource
-// watches them and the classic's Deployments (labelled controller), and
-// the Foo operator's Trigger lets the classic's Foos through (its
-// Deployments pass already). The new adapter sends an add for every
+// watches them and the classic's Deployments, and the Foo operator's
+// Trigger lets the classic's Foos through (its Deployments pass already).
+// The sample-controller labels only its Deployments' pod template and
+// selector, not the Deployments themselves: the source watches every
+// Deployment without the Foo operator's label (those it watches already,
+// as that member's entry), so each Deployment is carried once, and
+// without Knative Serving's revision label (the reconcilers' own: each
+// scaling of ours would wake it again). The new adapter sends an add for every
 // classic object there already: the burst's preparation waits them out.
 func carryClassic(ctx context.Context) error {
 	role := &rbacv1.ClusterRole{
@@ -84,13 +96,20 @@ func carryClassic(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("reading the stream's ApiServerSource: %w", err)
 	}
-	resources, _, _ := unstructured.NestedSlice(u.Object, "spec", "resources")
-	resources = append(resources,
+	selector, err := metav1.ParseToLabelSelector(carriedDeployments)
+	if err != nil {
+		return err
+	}
+	deployments, err := runtime.DefaultUnstructuredConverter.ToUnstructured(selector)
+	if err != nil {
+		return err
+	}
+	watched, _, _ := unstructured.NestedSlice(u.Object, "spec", "resources")
+	watched = append(watched,
 		map[string]any{"apiVersion": carriedAPIVersion, "kind": "Foo"},
-		map[string]any{"apiVersion": "apps/v1", "kind": "Deployment", "selector": map[string]any{
-			"matchExpressions": []any{map[string]any{"key": "controller", "operator": "Exists"}}}},
+		map[string]any{"apiVersion": "apps/v1", "kind": "Deployment", "selector": deployments},
 	)
-	if err := unstructured.SetNestedSlice(u.Object, resources, "spec", "resources"); err != nil {
+	if err := unstructured.SetNestedSlice(u.Object, watched, "spec", "resources"); err != nil {
 		return err
 	}
 	if _, err := sources.Update(ctx, u, metav1.UpdateOptions{}); err != nil {
@@ -152,4 +171,21 @@ func streamAdapterCarries(ctx context.Context, carries bool) error {
 		}
 		return false, nil
 	})
+}
+
+// checkCarried fails unless the stream's entry for the classic's
+// Deployments selects every Deployment of namespace ns.
+func checkCarried(ctx context.Context, ns string) error {
+	all, err := kube.AppsV1().Deployments(ns).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return err
+	}
+	carried, err := kube.AppsV1().Deployments(ns).List(ctx, metav1.ListOptions{LabelSelector: carriedDeployments})
+	if err != nil {
+		return err
+	}
+	if len(all.Items) == 0 || len(carried.Items) != len(all.Items) {
+		return fmt.Errorf("the stream carried %d of the %d Deployments of %s", len(carried.Items), len(all.Items), ns)
+	}
+	return nil
 }

@@ -402,6 +402,11 @@ func floorPairs(ctx context.Context, r *results) error {
 		if err := runBursts(ctx, r, streamWiring, step.spec); err != nil {
 			return err
 		}
+		if step.carry {
+			if err := checkCarried(ctx, step.spec.ns); err != nil {
+				return err
+			}
+		}
 	}
 	logf("the stream as its members have it")
 	return uncarryClassic(ctx)
