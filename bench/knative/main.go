@@ -60,8 +60,11 @@ limitations under the License.
 // minutes.
 //
 // Foos ask for 0 replicas: a one-node cluster cannot run thousands of pods.
-// A run can be started again: objects that exist are left as they are,
-// except a burst's namespace, emptied of what an interrupted run left there.
+// The classic's bursts are deleted once timed: the sample-controller
+// resyncs every Foo every 30 s and writes its status, which would load
+// every later burst (ours have no periodic work, and stay). A run can be
+// started again: objects that exist are left as they are, except a burst's
+// namespace, emptied of what an interrupted run left there.
 // The cluster is left in stream wiring. hack/bench-knative.sh brings the
 // cluster up, installs the operator and runs it; results go to
 // bench/results/<time>-knative/.

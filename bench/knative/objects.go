@@ -233,15 +233,15 @@ func progressOf(ctx context.Context, b batch) (progress, error) {
 	return p, nil
 }
 
-// emptyNamespace deletes the Foos (of the kind) an interrupted run left in
-// a burst's namespace and waits until they, their Deployments and their
-// ReplicaSets are gone.
+// emptyNamespace deletes the Foos (of the kind) of a burst's namespace,
+// the classic's once timed or those an interrupted run left, and waits
+// until they, their Deployments and their ReplicaSets are gone.
 func emptyNamespace(ctx context.Context, b batch) error {
 	p, err := progressOf(ctx, b)
 	if err != nil || p.Objects == 0 {
 		return err
 	}
-	logf("  %s holds %d Foos of an interrupted run: deleting them", b.ns, p.Objects)
+	logf("  deleting the %d Foos of %s", p.Objects, b.ns)
 	if b.kind == oursFoo {
 		err = foos.SamplecontrollerV1alpha1().Foos(b.ns).DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{})
 	} else {

@@ -251,7 +251,9 @@ func bursts(b *strings.Builder, r *results) {
 		"namespaces observed (no backlog in the deployment controller), the adapter delivering (a canary Foo) and our " +
 		"reconciler at zero, its pods gone. Seconds from the first create; first reconcile: ours, status.observedGeneration " +
 		"of the Foo's generation; the classic's, its Deployment made and a status; observed: the Deployment's " +
-		"status.observedGeneration of its generation.\n\n")
+		"status.observedGeneration of its generation. The classic's Foos are deleted once timed (and their Deployments " +
+		"and ReplicaSets gone before the next burst): it resyncs every Foo every 30 s and writes its status, which would " +
+		"load every later burst.\n\n")
 	b.WriteString("| burst | order in its pair | all created | first reconcile of every Foo | every Deployment observed | every Foo Ready |\n|---|---|---:|---:|---:|---:|\n")
 	rows := slices.Clone(r.Bursts)
 	slices.SortStableFunc(rows, func(x, y burstResult) int { return strings.Compare(x.Side, y.Side) })
