@@ -31,6 +31,9 @@ type burstSpec struct {
 	order int    // 1 or 2: which side of its pair went first
 	kind  kind
 	ns    string
+	// carried: the stream carries the classic's events (floor.go), and the
+	// burst checks it carried every Deployment of the namespace.
+	carried bool
 }
 
 // burstResult is what a burst took, in seconds from the first create
@@ -103,6 +106,11 @@ func runBurst(ctx context.Context, w wiring, spec burstSpec, n int) (burstResult
 	}
 	logf("  every Foo reconciled at %.1f s, every Deployment observed at %.1f s, every Foo Ready at %.1f s",
 		res.FirstReconcileAllSeconds, res.DeploymentsObservedAllSeconds, res.ReadyAllSeconds)
+	if spec.carried {
+		if err := checkCarried(ctx, spec.ns); err != nil {
+			return res, err
+		}
+	}
 	if spec.kind != oursFoo {
 		// The classic resyncs every Foo every 30 s and writes its status
 		// (the sample-controller's informers): left in place, a burst's
