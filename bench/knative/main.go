@@ -57,7 +57,9 @@ limitations under the License.
 //
 // -pairs names the burst pairs to make (direct, queued, stream,
 // stream-queued, floor; all by default): one pair alone takes about ten
-// minutes.
+// minutes. -count-stream counts what the stream carries during its bursts,
+// by kind and type (events.go), at the cost of one more delivery of each
+// event.
 //
 // Foos ask for 0 replicas: a one-node cluster cannot run thousands of pods.
 // The classic's bursts are deleted once timed: the sample-controller
@@ -108,12 +110,14 @@ var benchNamespaces = []string{nsWake, nsCanaries, nsOurs, nsClassic, nsBars, ns
 
 // results is every figure of a run, as results.json holds it.
 type results struct {
-	Started     time.Time     `json:"started"`
-	WakeUps     int           `json:"wakeUps"`
-	N           int           `json:"n"`
-	IdleSeconds float64       `json:"idleSeconds"`
-	Burst       int           `json:"burst"`
-	Pairs       []string      `json:"pairs"`
+	Started     time.Time `json:"started"`
+	WakeUps     int       `json:"wakeUps"`
+	N           int       `json:"n"`
+	IdleSeconds float64   `json:"idleSeconds"`
+	Burst       int       `json:"burst"`
+	Pairs       []string  `json:"pairs"`
+	// CountStream: a Trigger counted the stream's events (events.go).
+	CountStream bool          `json:"countStream,omitempty"`
 	Notes       []string      `json:"notes,omitempty"`
 	FromZero    []float64     `json:"fromZeroSeconds"`
 	Warm        []float64     `json:"warmSeconds"`
@@ -133,9 +137,10 @@ func main() {
 	idle := flag.Duration("idle", 10*time.Minute, "each idle window (one per phase); 0: no idle bill, resync pings or namespace churn")
 	burst := flag.Int("burst", 1000, "Foos in each burst (0: no burst)")
 	pairs := flag.String("pairs", strings.Join(pairNames, ","), "the burst pairs to run, of direct (ACK=reconciled), queued (direct, ACK=queued), stream, stream-queued, and floor (the classic with the stream carrying its events, and without)")
+	countStream := flag.Bool("count-stream", false, "count the events the shared stream carries during its bursts, with one more Trigger (every event one more delivery: their times are not comparable with a run's without)")
 	out := flag.String("out", "", "folder for results.md and results.json")
 	flag.Parse()
-	r := &results{Started: time.Now().UTC(), WakeUps: *wakeups, N: *n, IdleSeconds: idle.Seconds(), Burst: *burst}
+	r := &results{Started: time.Now().UTC(), WakeUps: *wakeups, N: *n, IdleSeconds: idle.Seconds(), Burst: *burst, CountStream: *countStream}
 	var err error
 	if r.Pairs, err = parsePairs(*pairs); err != nil {
 		fmt.Fprintln(os.Stderr, "knative:", err)
@@ -252,7 +257,7 @@ func directPhase(ctx context.Context, r *results, idle time.Duration) error {
 		}
 	}
 	if r.runs("direct") {
-		if err := runBursts(ctx, r, directWiring,
+		if err := runBursts(ctx, r, directWiring, nil,
 			burstSpec{side: "classic", pair: "direct", order: 1, kind: classicFoo, ns: nsBurstClassic1},
 			burstSpec{side: "ours, direct wiring", pair: "direct", order: 2, kind: oursFoo, ns: nsBurstDirect},
 		); err != nil {
@@ -263,7 +268,7 @@ func directPhase(ctx context.Context, r *results, idle time.Duration) error {
 		return nil
 	}
 	// The same wiring with events answered once enqueued (ours first).
-	return runBurstsQueued(ctx, r, directWiring,
+	return runBurstsQueued(ctx, r, directWiring, nil,
 		burstSpec{side: "ours, direct wiring, ACK=queued", pair: "direct ACK=queued", order: 1, kind: oursFoo, ns: nsBurstQueued},
 		burstSpec{side: "classic", pair: "direct ACK=queued", order: 2, kind: classicFoo, ns: nsBurstClassic3},
 	)
@@ -292,10 +297,11 @@ func (r *results) runs(pair string) bool {
 	return r.Burst > 0 && slices.Contains(r.Pairs, pair)
 }
 
-// runBursts runs each burst in turn in wiring w, keeping its result.
-func runBursts(ctx context.Context, r *results, w wiring, specs ...burstSpec) error {
+// runBursts runs each burst in turn in wiring w, keeping its result, and
+// with count, what the stream carried.
+func runBursts(ctx context.Context, r *results, w wiring, count *streamCounter, specs ...burstSpec) error {
 	for _, b := range specs {
-		res, err := runBurst(ctx, w, b, r.Burst)
+		res, err := runBurst(ctx, w, b, r.Burst, count)
 		if err != nil {
 			return err
 		}
@@ -306,12 +312,12 @@ func runBursts(ctx context.Context, r *results, w wiring, specs ...burstSpec) er
 
 // runBurstsQueued runs the bursts as runBursts does, with our reconciler
 // answering events once enqueued (ACK=queued), and sets it back.
-func runBurstsQueued(ctx context.Context, r *results, w wiring, specs ...burstSpec) error {
+func runBurstsQueued(ctx context.Context, r *results, w wiring, count *streamCounter, specs ...burstSpec) error {
 	logf("our reconciler answering events once enqueued (ACK=queued)")
 	if err := setAck(ctx, "queued"); err != nil {
 		return err
 	}
-	if err := runBursts(ctx, r, w, specs...); err != nil {
+	if err := runBursts(ctx, r, w, count, specs...); err != nil {
 		return err
 	}
 	return setAck(ctx, "reconciled")
@@ -319,8 +325,9 @@ func runBurstsQueued(ctx context.Context, r *results, w wiring, specs ...burstSp
 
 // streamPhase is phase 2: the Bar operator installed, both operators
 // switched to the shared stream, N converged Bars, the idle bill, then the
-// stream burst pair (ours first) and the floor pair. It leaves the cluster
-// in stream wiring, the stream as its members have it.
+// stream's burst pairs (streamBursts), their events counted with
+// -count-stream. It leaves the cluster in stream wiring, the stream as its
+// members have it.
 func streamPhase(ctx context.Context, r *results, idle time.Duration) error {
 	logf("phase 2, two operators on the shared stream: the Bar operator")
 	if err := installBar(ctx); err != nil {
@@ -352,8 +359,29 @@ func streamPhase(ctx context.Context, r *results, idle time.Duration) error {
 			return fmt.Errorf("phase 2's namespace: %w", err)
 		}
 	}
+	if !r.runs("stream") && !r.runs("stream-queued") && !r.runs("floor") {
+		return nil
+	}
+	var count *streamCounter
+	if r.CountStream {
+		logf("counting the stream's events (%s Trigger)", countTrigger)
+		var err error
+		if count, err = startCounting(ctx); err != nil {
+			return err
+		}
+	}
+	err := streamBursts(ctx, r, count)
+	if count != nil {
+		err = errors.Join(err, count.stop(ctx))
+	}
+	return err
+}
+
+// streamBursts runs the stream's burst pairs: the stream pair, ours
+// first; the same at ACK=queued, the classic first; the floor pairs.
+func streamBursts(ctx context.Context, r *results, count *streamCounter) error {
 	if r.runs("stream") {
-		if err := runBursts(ctx, r, streamWiring,
+		if err := runBursts(ctx, r, streamWiring, count,
 			burstSpec{side: "ours, shared stream", pair: "stream", order: 1, kind: oursFoo, ns: nsBurstStream},
 			burstSpec{side: "classic", pair: "stream", order: 2, kind: classicFoo, ns: nsBurstClassic2},
 		); err != nil {
@@ -361,7 +389,7 @@ func streamPhase(ctx context.Context, r *results, idle time.Duration) error {
 		}
 	}
 	if r.runs("stream-queued") {
-		if err := runBurstsQueued(ctx, r, streamWiring,
+		if err := runBurstsQueued(ctx, r, streamWiring, count,
 			burstSpec{side: "classic", pair: "stream ACK=queued", order: 1, kind: classicFoo, ns: nsBurstClassic6},
 			burstSpec{side: "ours, shared stream, ACK=queued", pair: "stream ACK=queued", order: 2, kind: oursFoo, ns: nsBurstStreamQ},
 		); err != nil {
@@ -371,12 +399,12 @@ func streamPhase(ctx context.Context, r *results, idle time.Duration) error {
 	if !r.runs("floor") {
 		return nil
 	}
-	return floorPairs(ctx, r)
+	return floorPairs(ctx, r, count)
 }
 
 // floorPairs runs the floor pair twice (floor.go), in turn: the classic
 // with the stream carrying its events, then alone; alone, then carried.
-func floorPairs(ctx context.Context, r *results) error {
+func floorPairs(ctx context.Context, r *results, count *streamCounter) error {
 	carried := "classic, the stream carrying its events"
 	for _, spec := range []burstSpec{
 		{side: carried, pair: "floor", order: 1, kind: classicFoo, ns: nsBurstCarried, carried: true},
@@ -399,7 +427,7 @@ func floorPairs(ctx context.Context, r *results) error {
 		if err != nil {
 			return err
 		}
-		if err := runBursts(ctx, r, streamWiring, spec); err != nil {
+		if err := runBursts(ctx, r, streamWiring, count, spec); err != nil {
 			return err
 		}
 	}
