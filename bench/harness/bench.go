@@ -119,6 +119,11 @@ type Result struct {
 	AnonRSSMiB float64
 	// BurstSeconds: first create to every Deployment and status written.
 	BurstSeconds, P50Ms, P99Ms float64
+	// UpdateSeconds: then every Foo of the burst given another replica
+	// count at once (an update burst), first update to every Deployment
+	// at that count and, ours, every Foo's status at its new generation
+	// (the classic's status tells no generation).
+	UpdateSeconds float64
 	// Requests per Foo of the burst, by "VERB resource", the harness's own
 	// creates taken out.
 	Requests                  map[string]float64
@@ -130,7 +135,7 @@ type Result struct {
 	Resync   map[string]float64
 	ResyncMs float64
 	// Events: what the reconciler was sent over its measured life (its
-	// cold start, the first Foo, the ping and the burst), per Foo of the
+	// cold start, the first Foo, the ping and both bursts), per Foo of the
 	// burst, by "type outcome", from its own metrics; AnswerMs the mean time
 	// from an event's arrival to its answer. What the burst takes beyond
 	// events × AnswerMs is the senders' (the adapters deliver one at a time).
@@ -612,6 +617,9 @@ func (r *run) measureClassic(ctx context.Context, name, bin string, args []strin
 	if err := r.burst(ctx, &res, p, true, "burst-"+bin); err != nil {
 		return res, err
 	}
+	if err := r.updateBurst(ctx, &res, p, true, "burst-"+bin); err != nil {
+		return res, err
+	}
 	return res, r.idle(ctx, &res, p)
 }
 
@@ -658,6 +666,9 @@ func (r *run) measureOurs(ctx context.Context, adapters []*controlplane.Process,
 		}
 	}
 	if err := r.burst(ctx, &res, p, false, "burst-ours"+label); err != nil {
+		return res, ad, err
+	}
+	if err := r.updateBurst(ctx, &res, p, false, "burst-ours"+label); err != nil {
 		return res, ad, err
 	}
 	cpu0 := make([]float64, len(adapters))
@@ -945,6 +956,99 @@ func (r *run) burst(ctx context.Context, res *Result, p *controlplane.Process, c
 			res.ReadsPerFoo += per
 		}
 	}
+	return nil
+}
+
+// updatedReplicas is what an update burst sets every Foo's replicas to
+// (they are made with 1).
+const updatedReplicas = 2
+
+// updateBurst gives every Foo of the burst in ns updatedReplicas at once,
+// once the burst is done and settled, and records the time from the first
+// update until every Deployment has that count and, ours, every Foo's status
+// reports its new generation.
+func (r *run) updateBurst(ctx context.Context, res *Result, p *controlplane.Process, classic bool, ns string) error {
+	b := res.Burst
+	r.cfg.Log("N=%d: %s: update burst of %d Foos", r.n, res.Controller, b)
+	var mu sync.Mutex
+	deps, statuses := map[string]bool{}, map[string]bool{}
+	if classic {
+		statuses = nil // not waited for
+	}
+	wctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	wc := rest.CopyConfig(r.cp.RESTConfig)
+	wc.Dial = (&net.Dialer{}).DialContext // its own connection, as burst's
+	wkube, wfoos := kubernetes.NewForConfigOrDie(wc), versioned.NewForConfigOrDie(wc)
+	now, err := wkube.AppsV1().Deployments(ns).List(ctx, metav1.ListOptions{Limit: 1})
+	if err != nil {
+		return err
+	}
+	dw, err := retryWatch(wctx, now.ResourceVersion, func(o metav1.ListOptions) (watch.Interface, error) {
+		return wkube.AppsV1().Deployments(ns).Watch(wctx, o)
+	})
+	if err != nil {
+		return err
+	}
+	go func() {
+		for e := range dw.ResultChan() {
+			if d, ok := e.Object.(*appsv1.Deployment); ok && d.Spec.Replicas != nil && *d.Spec.Replicas == updatedReplicas {
+				mu.Lock()
+				deps[d.Name] = true
+				mu.Unlock()
+			}
+		}
+	}()
+	if !classic {
+		fw, err := retryWatch(wctx, now.ResourceVersion, func(o metav1.ListOptions) (watch.Interface, error) {
+			return wfoos.SamplecontrollerV1alpha1().Foos(ns).Watch(wctx, o)
+		})
+		if err != nil {
+			return err
+		}
+		go func() {
+			for e := range fw.ResultChan() {
+				if f, ok := e.Object.(*samplesv1alpha1.Foo); ok && f.Generation > 1 && f.Status.ObservedGeneration == f.Generation {
+					mu.Lock()
+					statuses[f.Name] = true
+					mu.Unlock()
+				}
+			}
+		}()
+	}
+	patch := []byte(fmt.Sprintf(`{"spec":{"replicas":%d}}`, updatedReplicas))
+	first := time.Now()
+	err = parallel(b, func(i int) error {
+		name := fmt.Sprintf("b-%d", i)
+		var err error
+		if classic {
+			_, err = r.dyn.Resource(classicGVR).Namespace(ns).Patch(ctx, name, types.MergePatchType, patch, metav1.PatchOptions{})
+		} else {
+			_, err = r.foos.SamplecontrollerV1alpha1().Foos(ns).Patch(ctx, name, types.MergePatchType, patch, metav1.PatchOptions{})
+		}
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	var done time.Time
+	err = wait.PollUntilContextTimeout(ctx, 10*time.Millisecond, 15*time.Minute, true, func(context.Context) (bool, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		if p.Exited() {
+			return false, fmt.Errorf("%s exited: %s", p.Name, p.LogTail())
+		}
+		done = time.Now()
+		return len(deps) >= b && (classic || len(statuses) >= b), nil
+	})
+	if err != nil {
+		mu.Lock()
+		defer mu.Unlock()
+		res.Incomplete = fmt.Sprintf("update burst: %d of %d Deployments updated, %d statuses: %v", len(deps), b, len(statuses), err)
+		return err
+	}
+	res.UpdateSeconds = done.Sub(first).Seconds()
+	r.settle(ctx)
 	return nil
 }
 

@@ -48,7 +48,7 @@ func TestSmoke(t *testing.T) {
 		if r == nil {
 			t.Fatalf("no result for %s", name)
 		}
-		if r.Incomplete != "" || r.BurstSeconds <= 0 || r.ReadyMs <= 0 || r.FirstFooMs < r.ReadyMs || r.SteadyRSSMiB <= 0 || r.WritesPerFoo <= 0 {
+		if r.Incomplete != "" || r.BurstSeconds <= 0 || r.UpdateSeconds <= 0 || r.ReadyMs <= 0 || r.FirstFooMs < r.ReadyMs || r.SteadyRSSMiB <= 0 || r.WritesPerFoo <= 0 {
 			t.Errorf("%s: implausible figures: %+v", name, r)
 		}
 		// The API server served the burst's requests, the harness made them
