@@ -23,42 +23,45 @@ import (
 	"time"
 )
 
-// A burst of owners created is met by a resync. Their events come one at a
-// time from a direct adapter, or from a broker that waits for each answer,
-// and each waits for its own reconcile; a resync lists every owner that
-// needs work at once, and the workers reconcile them together. It lists the
-// namespaces of the burst's creations only (if few): its cost is the
+// A burst of owners created or changed is met by a resync. Their events
+// come one at a time from a direct adapter, or from a broker that waits for
+// each answer, and each waits for its own reconcile; a resync lists every
+// owner that needs work at once, and the workers reconcile them together. It
+// lists the namespaces of the burst's owners only (if few): its cost is the
 // burst's, not the rest of the cluster's. The creations' events then find
-// their owners written (Decoder.OwnWrites) and are answered at once. It
-// lasts until what it listed is reconciled: a resync before then would list
-// the same owners again.
+// their owners written (Decoder.OwnWrites) and are answered at once; a
+// change's event still runs a reconcile of its owner (the resync's own, if
+// that one is still queued), which then writes nothing. It lasts until
+// what it listed is reconciled: a resync before then would list the same
+// owners again.
 const (
-	// BurstCreations creations within BurstWindow are a burst.
-	BurstCreations = 8
+	// BurstOwners owners created or changed within BurstWindow are a burst.
+	BurstOwners = 8
 	// BurstWindow is also the least time between a resync's end (its keys
 	// reconciled) and the next burst's resync.
 	BurstWindow = 2 * time.Second
 	// BurstNamespaces is the most namespaces a burst's resync lists one by
-	// one; a burst's creations in more namespaces are met by a resync of
+	// one; a burst's owners in more namespaces are met by a resync of
 	// every namespace.
 	BurstNamespaces = 4
 )
 
-// burst counts the creations that events report (Target.Created), and says
-// when they are a burst, and in which namespaces.
+// burst counts the creations and changes that events report
+// (Target.Created, Target.Changed), and says when they are a burst, and in
+// which namespaces.
 type burst struct {
 	mu         sync.Mutex
 	since      time.Time           // the window's start
-	n          int                 // creations in the window
+	n          int                 // creations and changes in the window
 	namespaces map[string]struct{} // theirs, up to BurstNamespaces+1
 	running    bool                // a resync for a burst is on
 	resynced   time.Time           // when the last resync ended
 }
 
-// saw counts a creation in namespace ns seen at now, and tells whether a
-// resync should start (then it is running until done is called), and of
-// which namespaces: the window's, or every namespace (none) if they are
-// more than BurstNamespaces.
+// saw counts a creation or a change in namespace ns seen at now, and tells
+// whether a resync should start (then it is running until done is called),
+// and of which namespaces: the window's, or every namespace (none) if they
+// are more than BurstNamespaces.
 func (b *burst) saw(now time.Time, ns string) (start bool, namespaces []string) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -72,7 +75,7 @@ func (b *burst) saw(now time.Time, ns string) (start bool, namespaces []string) 
 		}
 		b.namespaces[ns] = struct{}{}
 	}
-	if b.running || b.n < BurstCreations || now.Sub(b.resynced) < BurstWindow {
+	if b.running || b.n < BurstOwners || now.Sub(b.resynced) < BurstWindow {
 		return false, nil
 	}
 	b.running = true
@@ -82,7 +85,7 @@ func (b *burst) saw(now time.Time, ns string) (start bool, namespaces []string) 
 	return true, namespaces
 }
 
-// restart starts a window at now, with no creation in it.
+// restart starts a window at now, with nothing in it.
 func (b *burst) restart(now time.Time) {
 	b.since, b.n, b.namespaces = now, 0, nil
 }

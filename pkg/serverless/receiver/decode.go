@@ -71,8 +71,10 @@ type Target struct {
 	// Ignored says why the event maps to nothing, when it does.
 	Ignored string
 	// Created: the event is an owner's creation that the reconciler has not
-	// seen (see Decoder.OwnWrites): many of them at once are a burst.
-	Created bool
+	// seen (see Decoder.OwnWrites). Changed: an owner's update to a
+	// generation that its status does not report reconciled (a new spec),
+	// not the reconciler's own write. Many of either at once are a burst.
+	Created, Changed bool
 }
 
 // BadEventError is an event this package cannot use: a client error that
@@ -329,6 +331,7 @@ func (d *Decoder) decodeResource(ctx context.Context, e *cloudevents.Event, verb
 				return Target{Ignored: why}, nil
 			}
 		}
+		t.Changed = verb == "update" && meta.DeletionTimestamp == nil && meta.Generation > obj.Status.ObservedGeneration
 		return t, nil
 	}
 	if gk == podKind && obj.Metadata.Labels.Adapter == AdapterLabelValue {

@@ -96,7 +96,7 @@ func TestDecode(t *testing.T) {
 		wantBad bool
 	}{
 		{name: "foo resource add", event: fooResourceEvent("add", "ns", "a"), want: Target{Keys: key("ns", "a"), Created: true}},
-		{name: "foo resource update", event: fooResourceEvent("update", "ns", "a"), want: Target{Keys: key("ns", "a")}},
+		{name: "foo resource update", event: fooResourceEvent("update", "ns", "a"), want: Target{Keys: key("ns", "a"), Changed: true}},
 		{name: "foo resource delete", event: fooResourceEvent("delete", "ns", "a"), want: Target{Keys: key("ns", "a")}},
 		{name: "foo ref add", event: refEvent("add", fooAPIVersion, "Foo", "foos", "ns", "a"), want: Target{Keys: key("ns", "a")}},
 		{name: "foo ref update", event: refEvent("update", fooAPIVersion, "Foo", "foos", "ns", "a"), want: Target{Keys: key("ns", "a")}},
@@ -398,18 +398,29 @@ func TestDecodeIgnoresTheReconcilersOwnWrites(t *testing.T) {
 
 // An owner's add is a creation the reconciler has not seen, unless it has
 // written that owner since (a resync reconciled it first): then the add is
-// ignored, and what an earlier add handed off is forgotten.
-func TestDecodeTellsCreationsNotSeen(t *testing.T) {
+// ignored, and what an earlier add handed off is forgotten. An owner's
+// update to a generation its status does not report is a change.
+func TestDecodeTellsCreationsAndChangesNotSeen(t *testing.T) {
 	a := types.NamespacedName{Namespace: "ns", Name: "a"}
+	update := func(generation, observed int) cloudevents.Event {
+		return withReady(fooResourceEvent("update", "ns", "a"), generation, observed, "True", "")
+	}
+	deleting := editObject(update(2, 1), func(obj map[string]any) {
+		obj["metadata"].(map[string]any)["deletionTimestamp"] = "2026-11-30T00:00:00Z"
+	})
 	for _, tc := range []struct {
-		name          string
-		event         cloudevents.Event
-		written, want bool
+		name                    string
+		event                   cloudevents.Event
+		written                 bool
+		wantCreated, wantChange bool
 	}{
-		{"a Foo's add", fooResourceEvent("add", "ns", "a"), false, true},
-		{"a Foo's update", fooResourceEvent("update", "ns", "a"), false, false},
-		{"a Deployment's add", deploymentResourceEvent("add", "ns", "web", "a"), false, false},
-		{"the add of a Foo written since", fooResourceEvent("add", "ns", "a"), true, false},
+		{"a Foo's add", fooResourceEvent("add", "ns", "a"), false, true, false},
+		{"a Foo's update to a new generation", update(2, 1), false, false, true},
+		{"a Foo's update of a reconciled generation", update(2, 2), false, false, false},
+		{"a Foo's update to a new generation, being deleted", deleting, false, false, false},
+		{"a Deployment's add", deploymentResourceEvent("add", "ns", "web", "a"), false, false, false},
+		{"a Deployment's update", deploymentResourceEvent("update", "ns", "web", "a"), false, false, false},
+		{"the add of a Foo written since", fooResourceEvent("add", "ns", "a"), true, false, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			d, _ := newDecoder()
@@ -423,8 +434,8 @@ func TestDecodeTellsCreationsNotSeen(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got.Created != tc.want {
-				t.Errorf("Created = %v, want %v", got.Created, tc.want)
+			if got.Created != tc.wantCreated || got.Changed != tc.wantChange {
+				t.Errorf("Created, Changed = %v, %v, want %v, %v", got.Created, got.Changed, tc.wantCreated, tc.wantChange)
 			}
 			if !tc.written {
 				return

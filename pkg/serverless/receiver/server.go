@@ -177,8 +177,8 @@ type Server struct {
 	// enqueued, if set, is called once an event's keys are enqueued (tests).
 	enqueued func()
 
-	// burst counts creations; a resync for a burst is asked on bursts, of
-	// the namespaces it carries (none: every namespace).
+	// burst counts creations and changes; a resync for a burst is asked
+	// on bursts, of the namespaces it carries (none: every namespace).
 	burst  burst
 	bursts chan []string
 
@@ -376,11 +376,11 @@ func (s *Server) answer(w http.ResponseWriter, r *http.Request, arrived time.Tim
 	}
 	// A burst's resync is for events that wait for their reconciles, one
 	// at a time: not with AckOnEnqueue, where the queue fills at once (a
-	// resync would reconcile its keys twice). Nor from an in-order sender
-	// whose adds are handed off (Decoder.Handoff): a burst's reconciles read
-	// nothing, a resync's would read each owner.
+	// resync would reconcile its keys twice). Nor for the adds of an
+	// in-order sender, which are handed off (Decoder.Handoff): a burst's
+	// reconciles read nothing, a resync's would read each owner.
 	handedOff := sender.InOrder && s.decoder.Handoff != nil
-	if target.Created && !s.opts.AckOnEnqueue && !handedOff {
+	if (target.Created && !handedOff || target.Changed) && !s.opts.AckOnEnqueue {
 		if start, namespaces := s.burst.saw(time.Now(), target.Keys[0].Namespace); start {
 			s.bursts <- namespaces // never full: one burst resync at a time
 		}
@@ -468,11 +468,11 @@ func (s *Server) resyncAtStart(ctx context.Context) {
 	}
 }
 
-// resyncBursts runs a resync for each burst of creations (see burst), until
-// ctx is done, and enqueues its keys; the next burst's resync waits until
-// they are reconciled (or AckDeadline passed): until then, a resync would
-// list the same keys again. Nobody else waits for these reconciles; if the
-// list fails, the creations' own events still run theirs.
+// resyncBursts runs a resync for each burst of creations or changes (see
+// burst), until ctx is done, and enqueues its keys; the next burst's resync
+// waits until they are reconciled (or AckDeadline passed): until then, a
+// resync would list the same keys again. Nobody else waits for these
+// reconciles; if the list fails, the events' own keys still run theirs.
 func (s *Server) resyncBursts(ctx context.Context) {
 	logger := logging.FromContext(ctx)
 	var namespaces []string

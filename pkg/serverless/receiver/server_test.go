@@ -568,14 +568,14 @@ func TestByDefault32KeysAreReconciledAtOnce(t *testing.T) {
 	}
 }
 
-// BurstCreations creations in a row (events of owners' adds, each answered
+// BurstOwners creations in a row (events of owners' adds, each answered
 // after its reconcile, as a direct adapter sends them) start a resync: the
 // owners it lists are reconciled with no event of theirs.
 func TestABurstOfCreationsStartsAResync(t *testing.T) {
 	listed := types.NamespacedName{Namespace: "ns", Name: "listed"}
 	rec := newFakeReconciler(nil)
 	ts := startServer(t, rec, Options{}, listed)
-	for i := range BurstCreations {
+	for i := range BurstOwners {
 		if r := send(t, ts.url, fooResourceEvent("add", "ns", fmt.Sprint("k", i)), false); r.code != http.StatusOK {
 			t.Fatalf("creation %d answered %d, want 200", i, r.code)
 		}
@@ -584,7 +584,7 @@ func TestABurstOfCreationsStartsAResync(t *testing.T) {
 		return rec.callsOf(listed.String()) > 0, nil
 	})
 	if err != nil {
-		t.Errorf("%s, which only the resync lists, was not reconciled after %d creations", listed, BurstCreations)
+		t.Errorf("%s, which only the resync lists, was not reconciled after %d creations", listed, BurstOwners)
 	}
 }
 
@@ -610,7 +610,7 @@ func TestABurstsResyncListsItsNamespaces(t *testing.T) {
 				listed <- namespaces
 				return nil, nil, nil
 			})
-			for i := range max(BurstCreations, len(tc.namespaces)) {
+			for i := range max(BurstOwners, len(tc.namespaces)) {
 				ns := tc.namespaces[i%len(tc.namespaces)]
 				if r := send(t, ts.url, fooResourceEvent("add", ns, fmt.Sprint("k", i)), false); r.code != http.StatusOK {
 					t.Fatalf("creation %d answered %d, want 200", i, r.code)
@@ -649,7 +649,7 @@ func TestABurstsResyncLastsUntilItsKeysAreReconciled(t *testing.T) {
 		defer ts.srv.burst.mu.Unlock()
 		return ts.srv.burst.running
 	}
-	for i := range BurstCreations {
+	for i := range BurstOwners {
 		if r := send(t, ts.url, fooResourceEvent("add", "ns", fmt.Sprint("k", i)), false); r.code != http.StatusOK {
 			t.Fatalf("creation %d answered %d, want 200", i, r.code)
 		}
@@ -678,7 +678,7 @@ func TestABurstsResyncLastsUntilItsKeysAreReconciled(t *testing.T) {
 func TestCreationsAnsweredOnceEnqueuedStartNoResync(t *testing.T) {
 	rec := newFakeReconciler(nil)
 	ts := startServer(t, rec, Options{AckOnEnqueue: true})
-	for i := range 2 * BurstCreations {
+	for i := range 2 * BurstOwners {
 		if r := send(t, ts.url, fooResourceEvent("add", "ns", fmt.Sprint("k", i)), false); r.code != http.StatusAccepted {
 			t.Fatalf("creation %d answered %d, want 202", i, r.code)
 		}
@@ -690,14 +690,36 @@ func TestCreationsAnsweredOnceEnqueuedStartNoResync(t *testing.T) {
 	}
 }
 
-// Fewer creations, or updates, start none.
+// BurstOwners changes in a row (updates to a new generation, as kubectl
+// apply of many owners sends them) start a resync too.
+func TestABurstOfChangesStartsAResync(t *testing.T) {
+	listed := types.NamespacedName{Namespace: "ns", Name: "listed"}
+	rec := newFakeReconciler(nil)
+	ts := startServer(t, rec, Options{}, listed)
+	for i := range BurstOwners {
+		e := withReady(fooResourceEvent("update", "ns", fmt.Sprint("k", i)), 2, 1, "True", "")
+		if r := send(t, ts.url, e, false); r.code != http.StatusOK {
+			t.Fatalf("change %d answered %d, want 200", i, r.code)
+		}
+	}
+	err := wait.PollUntilContextTimeout(context.Background(), 10*time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
+		return rec.callsOf(listed.String()) > 0, nil
+	})
+	if err != nil {
+		t.Errorf("%s, which only the resync lists, was not reconciled after %d changes", listed, BurstOwners)
+	}
+}
+
+// Fewer creations, or updates of a generation already reconciled, start
+// none.
 func TestNoBurstNoResync(t *testing.T) {
 	listed := types.NamespacedName{Namespace: "ns", Name: "listed"}
 	rec := newFakeReconciler(nil)
 	ts := startServer(t, rec, Options{}, listed)
-	for i := range 3 * BurstCreations {
-		e := fooResourceEvent("update", "ns", fmt.Sprint("k", i))
-		if i < BurstCreations-1 {
+	for i := range 3 * BurstOwners {
+		// Not converged (Ready Unknown, for no settled reason): reconciled.
+		e := withReady(fooResourceEvent("update", "ns", fmt.Sprint("k", i)), 1, 1, "Unknown", "")
+		if i < BurstOwners-1 {
 			e = fooResourceEvent("add", "ns", fmt.Sprint("k", i))
 		}
 		if r := send(t, ts.url, e, false); r.code != http.StatusOK {
