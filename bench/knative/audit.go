@@ -24,11 +24,12 @@ import (
 	"time"
 
 	"github.com/frugal-operator/foo-operator/test/controlplane"
+	"github.com/frugal-operator/foo-operator/test/onenode"
 )
 
 // auditLog is the cluster's audit log: every request of the ServiceAccounts
 // of foo-operator, bar-operator and operator-stream (hack/cluster/up.sh).
-const auditLog = "_output/cluster/logs/audit.log"
+var auditLog = onenode.AuditLog("")
 
 // reconcilerUser is the Foo reconciler's identity.
 const reconcilerUser = "system:serviceaccount:" + fooSystem + ":foo-reconciler"

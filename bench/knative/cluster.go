@@ -40,10 +40,11 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/frugal-operator/foo-operator/pkg/client/clientset/versioned"
+	"github.com/frugal-operator/foo-operator/test/onenode"
 )
 
 // kubeconfig is the one-node cluster's (hack/cluster/up.sh writes it).
-const kubeconfig = "_output/cluster/kubeconfig"
+var kubeconfig = onenode.Kubeconfig("")
 
 // The namespaces of what the bench measures, besides its own.
 const (

@@ -32,6 +32,8 @@ import (
 	apierrs "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/frugal-operator/foo-operator/test/onenode"
 )
 
 // With -count-stream, the bench counts what the shared stream carries
@@ -39,10 +41,6 @@ import (
 // delivers every event to a sink in this process. That Trigger costs every
 // event one more delivery, so those bursts' times are not comparable with a
 // run's without it.
-
-// nodeIP is the one-node cluster's node, on its bridge (hack/cluster/lib.sh):
-// the pods of the broker reach the sink there.
-const nodeIP = "10.244.0.1"
 
 // countTrigger is the Trigger that delivers to the sink.
 const countTrigger = "bench-count"
@@ -71,7 +69,8 @@ type streamCounter struct {
 // startCounting serves the sink on the node's bridge and makes the Trigger
 // that feeds it, ready.
 func startCounting(ctx context.Context) (*streamCounter, error) {
-	l, err := net.Listen("tcp", net.JoinHostPort(nodeIP, "0"))
+	// On the node's address: the broker's pods reach the sink there.
+	l, err := net.Listen("tcp", net.JoinHostPort(onenode.NodeIP, "0"))
 	if err != nil {
 		return nil, fmt.Errorf("the stream's counting sink: %w", err)
 	}

@@ -54,6 +54,7 @@ import (
 	fooclient "github.com/frugal-operator/foo-operator/pkg/client/clientset/versioned"
 	"github.com/frugal-operator/foo-operator/test/clustertest"
 	"github.com/frugal-operator/foo-operator/test/controlplane"
+	"github.com/frugal-operator/foo-operator/test/onenode"
 )
 
 // The operator as config/ installs it.
@@ -62,12 +63,9 @@ const (
 	service = "foo-reconciler"
 )
 
-// nodeIP is the one-node cluster's node (hack/cluster/lib.sh).
-const nodeIP = "10.244.0.1"
-
 var (
 	root       = repoRoot()
-	kubeconfig = filepath.Join(root, "_output", "cluster", "kubeconfig")
+	kubeconfig = onenode.Kubeconfig(root)
 
 	kube    kubernetes.Interface
 	foos    fooclient.Interface
@@ -232,7 +230,7 @@ func install() error {
 // auditLog is the cluster's audit log (hack/cluster/up.sh), and auditFrom
 // where this release's requests begin in it.
 var (
-	auditLog  = filepath.Join(root, "_output", "cluster", "logs", "audit.log")
+	auditLog  = onenode.AuditLog(root)
 	auditFrom int64
 )
 

@@ -40,6 +40,7 @@ import (
 	"github.com/frugal-operator/foo-operator/test/clustertest"
 	"github.com/frugal-operator/foo-operator/test/controlplane"
 	"github.com/frugal-operator/foo-operator/test/localenv"
+	"github.com/frugal-operator/foo-operator/test/onenode"
 )
 
 var (
@@ -455,7 +456,7 @@ func containsAll(s string, want []string) bool {
 // connection, with one retry: a Foo's event reaches the dead-letter sink.
 func failingSubscriberDeadLetters(t *testing.T) {
 	ctx := context.Background()
-	failing := "http://" + nodeIP + ":1/"
+	failing := "http://" + onenode.NodeIP + ":1/"
 	ns := namespace(t)
 	trigger := &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "eventing.knative.dev/v1",
