@@ -50,13 +50,21 @@ func TestARequeueOutlivesTheReconciler(t *testing.T) {
 	schedule, pingSources := env.Schedule()
 	keys := func(ctx context.Context) (map[string]time.Time, error) { return env.ScheduledIn(ctx, ns) }
 	// pass makes every key of the schedule due, as the time passing would.
+	// It writes only if a key is not due yet: the time passing writes
+	// nothing, and a write of the schedule while the reconciler deletes it
+	// (no key left) makes that delete conflict and back off.
 	pass := func(ctx context.Context) error {
 		all, err := env.Scheduled(ctx)
 		if err != nil {
 			return err
 		}
-		for k := range all {
-			all[k] = time.Now().Add(-time.Hour).UTC()
+		now, due := time.Now(), true
+		for k, at := range all {
+			due = due && !at.After(now)
+			all[k] = now.Add(-time.Hour).UTC()
+		}
+		if due {
+			return nil
 		}
 		b, _ := json.Marshal(all)
 		patch, _ := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]string{requeue.Annotation: string(b)}}})
@@ -120,6 +128,11 @@ func TestARequeueOutlivesTheReconciler(t *testing.T) {
 		}
 	}
 	eventually(t, "no key left, the schedule deleted", func(ctx context.Context) (bool, string) {
+		if _, err := pingSources.Get(ctx, schedule, metav1.GetOptions{}); apierrs.IsNotFound(err) {
+			return true, ""
+		} else if err != nil {
+			return false, err.Error()
+		}
 		if err := pass(ctx); apierrs.IsNotFound(err) {
 			return true, ""
 		} else if err != nil {
