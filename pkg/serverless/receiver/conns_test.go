@@ -24,7 +24,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"os"
 	"strings"
 	"sync"
 	"syscall"
@@ -100,86 +99,6 @@ func TestIdleConnectionsGiveWayToASender(t *testing.T) {
 		t.Fatalf("event from a new sender: %d, %v; want 200 while idle connections fill the cap", code, err)
 	}
 	t.Logf("answered in %v with %d idle connections open", time.Since(start), max)
-}
-
-// At the cap, the connection idle longest is closed first, whether it is
-// between requests or yet to send one (once silent for the grace); a busy one
-// is never closed.
-func TestConnLimiterClosesTheIdlestFirst(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	limiter := newConnLimiter(ln, 3)
-	limiter.grace = 0 // (the shutdown test needs the grace: a burst of accepts runs ahead of the reads)
-	release := make(chan struct{})
-	srv := &http.Server{
-		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			if r.URL.Path == "/busy" {
-				<-release
-			}
-		}),
-		ConnState: limiter.Track,
-	}
-	go srv.Serve(limiter)
-	t.Cleanup(func() { close(release); srv.Close() })
-	addr := ln.Addr().String()
-
-	idle := idleConn(t, addr)
-	// The server marks it idle after the client has its answer: wait for
-	// that, so that it is idle longer than the silent one dialled next.
-	waitFor(t, "the first connection idle", func() bool {
-		limiter.mu.Lock()
-		defer limiter.mu.Unlock()
-		for _, s := range limiter.conns {
-			return s.idle && !s.fresh
-		}
-		return false
-	})
-	busy, err := net.Dial("tcp", addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer busy.Close()
-	if _, err := io.WriteString(busy, "GET /busy HTTP/1.1\r\nHost: test\r\n\r\n"); err != nil {
-		t.Fatal(err)
-	}
-	silent, err := net.Dial("tcp", addr) // yet to send: idle since accepted
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer silent.Close()
-	waitFor(t, "three connections tracked, one busy", func() bool {
-		limiter.mu.Lock()
-		defer limiter.mu.Unlock()
-		n := 0
-		for _, s := range limiter.conns {
-			if !s.idle {
-				n++
-			}
-		}
-		return len(limiter.conns) == 3 && n == 1
-	})
-
-	for i, closed := range []net.Conn{idle, silent} {
-		// A transport of its own: a new connection, which stays open.
-		tr := &http.Transport{}
-		defer tr.CloseIdleConnections()
-		client := &http.Client{Transport: tr, Timeout: 5 * time.Second}
-		resp, err := client.Get("http://" + addr + "/")
-		if err != nil {
-			t.Fatalf("new connection %d at the cap: %v", i, err)
-		}
-		resp.Body.Close()
-		_ = closed.SetReadDeadline(time.Now().Add(5 * time.Second))
-		if _, err := closed.Read(make([]byte, 1)); !errors.Is(err, io.EOF) && !errors.Is(err, syscall.ECONNRESET) {
-			t.Errorf("connection %d read: %v, want it closed to make room", i, err)
-		}
-	}
-	_ = busy.SetReadDeadline(time.Now().Add(50 * time.Millisecond))
-	if _, err := busy.Read(make([]byte, 1)); !errors.Is(err, os.ErrDeadlineExceeded) {
-		t.Errorf("busy connection read: %v, want it still open, waiting for its answer", err)
-	}
 }
 
 func waitFor(t *testing.T, what string, cond func() bool) {

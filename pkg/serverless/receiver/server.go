@@ -36,6 +36,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"knative.dev/pkg/controller"
 	"knative.dev/pkg/logging"
+
+	"github.com/frugal-operator/foo-operator/pkg/serverless/receiver/internal/connlimit"
 )
 
 // Defaults of Options.
@@ -254,7 +256,7 @@ func (s *Server) Run(ctx context.Context, ready func(net.Addr)) error {
 	if err != nil {
 		return fmt.Errorf("failed to listen on %s: %w", s.opts.Address, err)
 	}
-	limiter := newConnLimiter(ln, s.opts.MaxConnections)
+	limiter := connlimit.New(ln, s.opts.MaxConnections)
 
 	// The workers outlive ctx: they finish what in-flight events wait for.
 	implCtx, stopImpl := context.WithCancel(context.WithoutCancel(ctx))
@@ -298,16 +300,16 @@ func (s *Server) Run(ctx context.Context, ready func(net.Addr)) error {
 		// then the listener closes: later ones are refused, none is reset.
 		s.draining.Store(true)
 		srv.SetKeepAlivesEnabled(false)
-		limiter.drain()
+		limiter.Drain()
 		select {
 		case err := <-serveDone:
-			if !errors.Is(err, errDrained) {
+			if !errors.Is(err, connlimit.ErrDrained) {
 				serveErr = err
 			}
 		case <-drainCtx.Done():
 		}
 	}
-	if err := limiter.awaitClosed(drainCtx); err != nil {
+	if err := limiter.AwaitClosed(drainCtx); err != nil {
 		logger.Warnw("In-flight events were not all answered in time", zap.Error(err))
 	}
 	_ = srv.Close()

@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package receiver
+package connlimit
 
 import (
 	"context"
@@ -26,23 +26,23 @@ import (
 	"time"
 )
 
-// connLimiter is a listener that keeps at most max connections open, and
+// Listener is a net.Listener that keeps at most max connections open, and
 // makes room for a new one by closing the one idle longest: an idle
 // keep-alive connection, or one that has not sent a byte of a request yet.
 // Only when every connection is busy with a request does a new one wait;
-// requests are bounded by MaxInflightEvents and their deadlines, so that
-// wait is short. (netutil.LimitListener counts idle connections as busy:
+// a server that bounds its requests in number and time keeps that wait
+// short. (netutil.LimitListener counts idle connections as busy:
 // a client holding max idle connections kept every other sender waiting for
 // the idle timeout.)
 //
 // Its Track method is the http.Server's ConnState hook, which tells it what
 // each connection is doing.
 //
-// On shutdown, drain accepts what the kernel has queued without waiting for
-// room (each is answered at once, see Server.draining), then closes: a
+// On shutdown, Drain accepts what the kernel has queued without waiting for
+// room (the server answers each at once), then closes: a
 // connection that reached the queue gets an HTTP answer, and one that
 // arrives later is refused, instead of being reset with the queue.
-type connLimiter struct {
+type Listener struct {
 	net.Listener
 	max int
 	// grace is how long a new connection may stay silent before it may be
@@ -68,19 +68,21 @@ type connState struct {
 // request, far shorter than ReadHeaderTimeout.
 const silentGrace = time.Second
 
-// errDrained ends Serve once drain has accepted what was queued.
-var errDrained = errors.New("listener drained")
+// ErrDrained ends Serve once Drain has accepted what was queued.
+var ErrDrained = errors.New("listener drained")
 
-func newConnLimiter(ln net.Listener, max int) *connLimiter {
-	l := &connLimiter{Listener: ln, max: max, grace: silentGrace, conns: make(map[net.Conn]*connState, max)}
+// New returns a Listener that accepts from ln and keeps at most max
+// connections open.
+func New(ln net.Listener, max int) *Listener {
+	l := &Listener{Listener: ln, max: max, grace: silentGrace, conns: make(map[net.Conn]*connState, max)}
 	l.changed = sync.NewCond(&l.mu)
 	return l
 }
 
 // Accept returns the next connection once there is room for it; while
-// draining, the next one queued, or errDrained once none has arrived for
+// draining, the next one queued, or ErrDrained once none has arrived for
 // drainQuiet, or drainLongest has passed.
-func (l *connLimiter) Accept() (net.Conn, error) {
+func (l *Listener) Accept() (net.Conn, error) {
 	l.mu.Lock()
 	if l.draining {
 		deadline := time.Now().Add(drainQuiet)
@@ -95,7 +97,7 @@ func (l *connLimiter) Accept() (net.Conn, error) {
 	defer l.mu.Unlock()
 	if err != nil {
 		if l.draining {
-			return nil, errDrained
+			return nil, ErrDrained
 		}
 		return nil, err
 	}
@@ -120,7 +122,7 @@ const (
 	drainLongest = time.Second
 )
 
-func (l *connLimiter) setDeadline(t time.Time) {
+func (l *Listener) setDeadline(t time.Time) {
 	if d, ok := l.Listener.(interface{ SetDeadline(time.Time) error }); ok {
 		_ = d.SetDeadline(t)
 	}
@@ -131,7 +133,7 @@ func (l *connLimiter) setDeadline(t time.Time) {
 // to send its first request may be closed only once it has been silent for
 // the grace: until its request is read, which a burst of accepts can run
 // ahead of, a sender's first request cannot be told from silence.
-func (l *connLimiter) idlest(now time.Time) (victim net.Conn, retry time.Duration) {
+func (l *Listener) idlest(now time.Time) (victim net.Conn, retry time.Duration) {
 	var since time.Time
 	for c, s := range l.conns {
 		if !s.idle {
@@ -152,7 +154,7 @@ func (l *connLimiter) idlest(now time.Time) (victim net.Conn, retry time.Duratio
 
 // silentFor returns how much longer s, if it is yet to send its first
 // request, must stay silent before it may be closed; 0 or less: it may.
-func (l *connLimiter) silentFor(s *connState, now time.Time) time.Duration {
+func (l *Listener) silentFor(s *connState, now time.Time) time.Duration {
 	if !s.fresh {
 		return 0
 	}
@@ -160,7 +162,7 @@ func (l *connLimiter) silentFor(s *connState, now time.Time) time.Duration {
 }
 
 // Track is the http.Server's ConnState hook.
-func (l *connLimiter) Track(c net.Conn, state http.ConnState) {
+func (l *Listener) Track(c net.Conn, state http.ConnState) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	s, ok := l.conns[c]
@@ -180,9 +182,9 @@ func (l *connLimiter) Track(c net.Conn, state http.ConnState) {
 	l.changed.Broadcast()
 }
 
-// drain makes Accept take what the kernel has queued, without waiting for
-// room, and then end Serve with errDrained; the listener closes with Serve.
-func (l *connLimiter) drain() {
+// Drain makes Accept take what the kernel has queued, without waiting for
+// room, and then end Serve with ErrDrained; the listener closes with Serve.
+func (l *Listener) Drain() {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.draining = true
@@ -191,12 +193,12 @@ func (l *connLimiter) drain() {
 	l.setDeadline(time.Now().Add(drainQuiet)) // for an Accept that waits in the kernel
 }
 
-// awaitClosed returns once every connection is closed, or ctx is done:
-// after drain, a connection closes once it is answered (keep-alives are
+// AwaitClosed returns once every connection is closed, or ctx is done:
+// after Drain, a connection closes once it is answered (keep-alives are
 // off), and one that stays silent past the grace is closed here. (Not
 // http.Server.Shutdown: a request it reads once shutting down is dropped
-// unanswered, and the connections drain takes in are read from then on.)
-func (l *connLimiter) awaitClosed(ctx context.Context) error {
+// unanswered, and the connections Drain takes in are read from then on.)
+func (l *Listener) AwaitClosed(ctx context.Context) error {
 	stop := context.AfterFunc(ctx, func() {
 		l.mu.Lock()
 		defer l.mu.Unlock()
@@ -233,7 +235,7 @@ func (l *connLimiter) awaitClosed(ctx context.Context) error {
 
 // waitAtMost waits, with l.mu held, for a change of the connections, or for
 // d if it is not 0.
-func (l *connLimiter) waitAtMost(d time.Duration) {
+func (l *Listener) waitAtMost(d time.Duration) {
 	if d > 0 {
 		t := time.AfterFunc(d, func() {
 			l.mu.Lock()

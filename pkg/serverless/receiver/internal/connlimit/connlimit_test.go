@@ -1,0 +1,144 @@
+/*
+Copyright The Foo Operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package connlimit
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"syscall"
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/util/wait"
+)
+
+// idleConn opens a keep-alive connection to addr, completes one request on
+// it and leaves it idle.
+func idleConn(t *testing.T, addr string) net.Conn {
+	t.Helper()
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	if _, err := io.WriteString(c, "GET / HTTP/1.1\r\nHost: test\r\n\r\n"); err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || resp.Close {
+		t.Fatalf("GET / = %d (close %v), want 200 on a kept-alive connection", resp.StatusCode, resp.Close)
+	}
+	return c
+}
+
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	if err := wait.PollUntilContextTimeout(context.Background(), 5*time.Millisecond, 10*time.Second, true,
+		func(context.Context) (bool, error) { return cond(), nil }); err != nil {
+		t.Fatal("waiting for", what)
+	}
+}
+
+// At the cap, the connection idle longest is closed first, whether it is
+// between requests or yet to send one (once silent for the grace); a busy one
+// is never closed.
+func TestTheIdlestIsClosedFirst(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	limiter := New(ln, 3)
+	limiter.grace = 0 // (the shutdown test needs the grace: a burst of accepts runs ahead of the reads)
+	release := make(chan struct{})
+	srv := &http.Server{
+		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.URL.Path == "/busy" {
+				<-release
+			}
+		}),
+		ConnState: limiter.Track,
+	}
+	go srv.Serve(limiter)
+	t.Cleanup(func() { close(release); srv.Close() })
+	addr := ln.Addr().String()
+
+	idle := idleConn(t, addr)
+	// The server marks it idle after the client has its answer: wait for
+	// that, so that it is idle longer than the silent one dialled next.
+	waitFor(t, "the first connection idle", func() bool {
+		limiter.mu.Lock()
+		defer limiter.mu.Unlock()
+		for _, s := range limiter.conns {
+			return s.idle && !s.fresh
+		}
+		return false
+	})
+	busy, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer busy.Close()
+	if _, err := io.WriteString(busy, "GET /busy HTTP/1.1\r\nHost: test\r\n\r\n"); err != nil {
+		t.Fatal(err)
+	}
+	silent, err := net.Dial("tcp", addr) // yet to send: idle since accepted
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer silent.Close()
+	waitFor(t, "three connections tracked, one busy", func() bool {
+		limiter.mu.Lock()
+		defer limiter.mu.Unlock()
+		n := 0
+		for _, s := range limiter.conns {
+			if !s.idle {
+				n++
+			}
+		}
+		return len(limiter.conns) == 3 && n == 1
+	})
+
+	for i, closed := range []net.Conn{idle, silent} {
+		// A transport of its own: a new connection, which stays open.
+		tr := &http.Transport{}
+		defer tr.CloseIdleConnections()
+		client := &http.Client{Transport: tr, Timeout: 5 * time.Second}
+		resp, err := client.Get("http://" + addr + "/")
+		if err != nil {
+			t.Fatalf("new connection %d at the cap: %v", i, err)
+		}
+		resp.Body.Close()
+		_ = closed.SetReadDeadline(time.Now().Add(5 * time.Second))
+		if _, err := closed.Read(make([]byte, 1)); !errors.Is(err, io.EOF) && !errors.Is(err, syscall.ECONNRESET) {
+			t.Errorf("connection %d read: %v, want it closed to make room", i, err)
+		}
+	}
+	_ = busy.SetReadDeadline(time.Now().Add(50 * time.Millisecond))
+	if _, err := busy.Read(make([]byte, 1)); !errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Errorf("busy connection read: %v, want it still open, waiting for its answer", err)
+	}
+}
+
