@@ -141,4 +141,3 @@ func TestTheIdlestIsClosedFirst(t *testing.T) {
 		t.Errorf("busy connection read: %v, want it still open, waiting for its answer", err)
 	}
 }
-
