@@ -37,6 +37,7 @@ import (
 	"knative.dev/pkg/controller"
 	"knative.dev/pkg/logging"
 
+	"github.com/frugal-operator/foo-operator/pkg/serverless/receiver/internal/completion"
 	"github.com/frugal-operator/foo-operator/pkg/serverless/receiver/internal/connlimit"
 )
 
@@ -169,7 +170,8 @@ func (o Options) withDefaults() Options {
 type Server struct {
 	opts     Options
 	impl     *controller.Impl
-	outcomes *outcomes
+	// completion tells when the keys an event enqueued are reconciled.
+	completion *completion.Tracker
 	decoder  *Decoder
 	resync   KeyLister
 	ready    atomic.Bool
@@ -217,13 +219,12 @@ type KeyLister func(ctx context.Context, namespaces ...string) (work, refused []
 func New(ctx context.Context, rec controller.Reconciler, decoder *Decoder, resync KeyLister, opts Options) *Server {
 	opts = opts.withDefaults()
 	metrics := newInstruments(opts.MeterProvider)
-	o := newOutcomes(rec, opts.MaxFailures)
-	o.metrics, o.later = metrics, opts.Later
+	o := completion.New(&observed{inner: rec, metrics: metrics, later: opts.Later}, opts.MaxFailures)
 	impl := controller.NewContext(ctx, o, controller.ControllerOptions{
 		WorkQueueName: opts.Name,
 		Logger:        logging.FromContext(ctx),
 	})
-	return &Server{opts: opts, impl: impl, outcomes: o, decoder: decoder, resync: resync,
+	return &Server{opts: opts, impl: impl, completion: o, decoder: decoder, resync: resync,
 		budget: semaphore.NewWeighted(opts.MaxInflightBytes), metrics: metrics, bursts: make(chan []string, 1)}
 }
 
@@ -410,7 +411,7 @@ func (s *Server) answer(w http.ResponseWriter, r *http.Request, arrived time.Tim
 		w.WriteHeader(http.StatusAccepted)
 		return names.typ, true
 	}
-	awaited := s.outcomes.await(keys)
+	awaited := s.completion.Await(keys)
 	defer awaited.Stop()
 	enqueue()
 	if s.enqueued != nil {
@@ -422,7 +423,7 @@ func (s *Server) answer(w http.ResponseWriter, r *http.Request, arrived time.Tim
 	case err == nil:
 		logger.Debugw("Reconciled", zap.Int("keys", len(keys)))
 		w.WriteHeader(http.StatusOK)
-	case errIsFailure(err):
+	case completion.IsFailure(err):
 		reply(w, http.StatusServiceUnavailable, oneLine(err.Error()))
 	default:
 		reply(w, http.StatusServiceUnavailable,
@@ -490,7 +491,7 @@ func (s *Server) resyncBursts(ctx context.Context) {
 			logger.Warnw("Failed to list for a burst's resync", zap.Error(err))
 			continue
 		}
-		awaited := s.outcomes.await(keys)
+		awaited := s.completion.Await(keys)
 		for _, k := range keys {
 			s.impl.EnqueueSlowKey(k)
 		}

@@ -825,13 +825,7 @@ func TestShutdownDrainsInFlightEvents(t *testing.T) {
 
 // watching returns how many watches wait on key.
 func (ts *testServer) watching(key string) int {
-	o := ts.srv.outcomes
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	if s, ok := o.keys[key]; ok {
-		return len(s.waiters)
-	}
-	return 0
+	return ts.srv.completion.Waiting(key)
 }
 
 func TestAckOnEnqueueAnswersBeforeTheReconcile(t *testing.T) {

@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package receiver
+package completion
 
 import (
 	"context"
@@ -27,23 +27,18 @@ import (
 	pkgreconciler "knative.dev/pkg/reconciler"
 )
 
-// outcomes wraps a controller.Reconciler to learn the outcome of every
+// Tracker wraps a controller.Reconciler to learn the outcome of every
 // reconcile, so that an event can wait for the keys it enqueued. It forwards
 // the LeaderAware methods: the generated reconciler skips every key until it
 // is promoted.
-type outcomes struct {
+type Tracker struct {
 	inner controller.Reconciler
-	// maxFailures is how many failed reconciles of a key an awaiting sits
+	// maxFailures is how many failed reconciles of a key an Awaiting sits
 	// through (the workqueue retries them with backoff) before it fails; one
 	// if the key has failed that many times in a row already: the
 	// workqueue's backoff then grows past the deadline, and a direct adapter
 	// would hold every later event behind it.
 	maxFailures int
-
-	// metrics records each reconcile (nil: nowhere).
-	metrics *instruments
-	// later learns each reconcile's outcome (nil: nobody).
-	later Later
 
 	mu   sync.Mutex
 	keys map[string]*keyState
@@ -58,26 +53,26 @@ type keyState struct {
 }
 
 type waiter struct {
-	w        *awaiting
-	epoch    uint64 // the key's started count when the awaiting began
+	w        *Awaiting
+	epoch    uint64 // the key's started count when the Awaiting began
 	failures int
 	// allowed is how many failures the waiter sits through.
 	allowed int
 }
 
 var (
-	_ controller.Reconciler     = (*outcomes)(nil)
-	_ pkgreconciler.LeaderAware = (*outcomes)(nil)
+	_ controller.Reconciler     = (*Tracker)(nil)
+	_ pkgreconciler.LeaderAware = (*Tracker)(nil)
 )
 
-// newOutcomes wraps inner. An awaiting fails once a key's reconcile has failed
-// maxFailures times (at least 1) since the awaiting began.
-func newOutcomes(inner controller.Reconciler, maxFailures int) *outcomes {
-	return &outcomes{inner: inner, maxFailures: max(maxFailures, 1), keys: make(map[string]*keyState)}
+// New wraps inner. An Awaiting fails once a key's reconcile has failed
+// maxFailures times (at least 1) since the Awaiting began.
+func New(inner controller.Reconciler, maxFailures int) *Tracker {
+	return &Tracker{inner: inner, maxFailures: max(maxFailures, 1), keys: make(map[string]*keyState)}
 }
 
 // Reconcile implements controller.Reconciler.
-func (t *outcomes) Reconcile(ctx context.Context, key string) error {
+func (t *Tracker) Reconcile(ctx context.Context, key string) error {
 	t.mu.Lock()
 	s := t.state(key)
 	s.started++
@@ -86,18 +81,12 @@ func (t *outcomes) Reconcile(ctx context.Context, key string) error {
 	t.mu.Unlock()
 
 	err := t.inner.Reconcile(ctx, key)
-	if t.metrics != nil {
-		t.metrics.reconcile(ctx, err)
-	}
-	if t.later != nil {
-		t.later.Reconciled(key, err)
-	}
 	t.finish(key, seq, err)
 	return err
 }
 
 // Promote implements reconciler.LeaderAware by forwarding to the wrapped reconciler.
-func (t *outcomes) Promote(b pkgreconciler.Bucket, enq func(pkgreconciler.Bucket, types.NamespacedName)) error {
+func (t *Tracker) Promote(b pkgreconciler.Bucket, enq func(pkgreconciler.Bucket, types.NamespacedName)) error {
 	if la, ok := t.inner.(pkgreconciler.LeaderAware); ok {
 		return la.Promote(b, enq)
 	}
@@ -105,7 +94,7 @@ func (t *outcomes) Promote(b pkgreconciler.Bucket, enq func(pkgreconciler.Bucket
 }
 
 // Demote implements reconciler.LeaderAware by forwarding to the wrapped reconciler.
-func (t *outcomes) Demote(b pkgreconciler.Bucket) {
+func (t *Tracker) Demote(b pkgreconciler.Bucket) {
 	if la, ok := t.inner.(pkgreconciler.LeaderAware); ok {
 		la.Demote(b)
 	}
@@ -122,7 +111,7 @@ func succeeded(err error) bool {
 	return ok
 }
 
-func (t *outcomes) finish(key string, seq uint64, err error) {
+func (t *Tracker) finish(key string, seq uint64, err error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	s := t.keys[key]
@@ -154,7 +143,7 @@ func (t *outcomes) finish(key string, seq uint64, err error) {
 }
 
 // state returns the key's state, making it. Callers hold t.mu.
-func (t *outcomes) state(key string) *keyState {
+func (t *Tracker) state(key string) *keyState {
 	s, ok := t.keys[key]
 	if !ok {
 		s = &keyState{}
@@ -165,16 +154,16 @@ func (t *outcomes) state(key string) *keyState {
 
 // gc forgets a key nobody waits for, nothing reconciles and that is not
 // failing. Callers hold t.mu.
-func (t *outcomes) gc(key string, s *keyState) {
+func (t *Tracker) gc(key string, s *keyState) {
 	if s.inflight == 0 && len(s.waiters) == 0 && s.failing == 0 {
 		delete(t.keys, key)
 	}
 }
 
-// await begins waiting for a reconcile, started from now on, of each key.
+// Await begins waiting for a reconcile, started from now on, of each key.
 // Call it before enqueueing the keys, and call Stop when done with it.
-func (t *outcomes) await(keys []types.NamespacedName) *awaiting {
-	w := &awaiting{t: t, pending: make(map[string]bool, len(keys)), ch: make(chan struct{})}
+func (t *Tracker) Await(keys []types.NamespacedName) *Awaiting {
+	w := &Awaiting{t: t, pending: make(map[string]bool, len(keys)), ch: make(chan struct{})}
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	for _, k := range keys {
@@ -196,21 +185,31 @@ func (t *outcomes) await(keys []types.NamespacedName) *awaiting {
 	return w
 }
 
-// reconcileFailedError says that a key's reconcile kept failing.
-type reconcileFailedError struct {
+// failedError says that a key's reconcile kept failing.
+type failedError struct {
 	Key string
 	Err error
 }
 
-func (e *reconcileFailedError) Error() string {
+func (e *failedError) Error() string {
 	return fmt.Sprintf("reconcile of %s failed: %v", e.Key, e.Err)
 }
 
-func (e *reconcileFailedError) Unwrap() error { return e.Err }
+func (e *failedError) Unwrap() error { return e.Err }
 
-// awaiting waits for the reconciles of a set of keys.
-type awaiting struct {
-	t *outcomes
+// Waiting returns how many Awaitings wait for a reconcile of key.
+func (t *Tracker) Waiting(key string) int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if s, ok := t.keys[key]; ok {
+		return len(s.waiters)
+	}
+	return 0
+}
+
+// Awaiting waits for the reconciles of a set of keys.
+type Awaiting struct {
+	t *Tracker
 	// Guarded by t.mu.
 	pending map[string]bool
 	err     error
@@ -218,14 +217,14 @@ type awaiting struct {
 }
 
 // done settles one key. Callers hold w.t.mu.
-func (w *awaiting) done(key string, err error) {
+func (w *Awaiting) done(key string, err error) {
 	if !w.pending[key] {
 		return
 	}
 	delete(w.pending, key)
 	if err != nil {
-		// One failed key fails the awaiting: stop waiting for the others.
-		w.err = &reconcileFailedError{Key: key, Err: err}
+		// One failed key fails the Awaiting: stop waiting for the others.
+		w.err = &failedError{Key: key, Err: err}
 		if len(w.pending) > 0 {
 			w.stopLocked()
 			return
@@ -237,8 +236,8 @@ func (w *awaiting) done(key string, err error) {
 }
 
 // Wait blocks until every key was reconciled (nil), one kept failing (a
-// reconcileFailedError), or ctx is done (its error).
-func (w *awaiting) Wait(ctx context.Context) error {
+// failedError), or ctx is done (its error).
+func (w *Awaiting) Wait(ctx context.Context) error {
 	select {
 	case <-w.ch:
 		w.t.mu.Lock()
@@ -250,20 +249,20 @@ func (w *awaiting) Wait(ctx context.Context) error {
 }
 
 // Stop stops waiting and forgets the keys still pending.
-func (w *awaiting) Stop() {
+func (w *Awaiting) Stop() {
 	w.t.mu.Lock()
 	defer w.t.mu.Unlock()
 	w.stopLocked()
 }
 
 // Pending returns how many keys are not settled yet.
-func (w *awaiting) Pending() int {
+func (w *Awaiting) Pending() int {
 	w.t.mu.Lock()
 	defer w.t.mu.Unlock()
 	return len(w.pending)
 }
 
-func (w *awaiting) stopLocked() {
+func (w *Awaiting) stopLocked() {
 	if len(w.pending) == 0 {
 		return
 	}
@@ -283,8 +282,8 @@ func (w *awaiting) stopLocked() {
 	close(w.ch)
 }
 
-// errIsFailure tells whether Wait's error is a failed reconcile (not a deadline).
-func errIsFailure(err error) bool {
-	var f *reconcileFailedError
+// IsFailure tells whether Wait's error is a failed reconcile (not a deadline).
+func IsFailure(err error) bool {
+	var f *failedError
 	return errors.As(err, &f)
 }
