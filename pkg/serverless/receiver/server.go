@@ -168,13 +168,13 @@ func (o Options) withDefaults() Options {
 // those keys are reconciled. It serves /healthz and /readyz on the same
 // port.
 type Server struct {
-	opts     Options
-	impl     *controller.Impl
+	opts Options
+	impl *controller.Impl
 	// completion tells when the keys an event enqueued are reconciled.
 	completion *completion.Tracker
-	decoder  *Decoder
-	resync   KeyLister
-	ready    atomic.Bool
+	decoder    *Decoder
+	resync     KeyLister
+	ready      atomic.Bool
 	// draining answers every new event 503: the process is stopping.
 	draining atomic.Bool
 
