@@ -24,7 +24,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"slices"
 	"strconv"
 	"sync/atomic"
 	"time"
@@ -33,7 +32,6 @@ import (
 	"go.uber.org/zap"
 	"golang.org/x/sync/semaphore"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"knative.dev/pkg/controller"
 	"knative.dev/pkg/logging"
 
@@ -49,13 +47,11 @@ const (
 	DefaultMaxFailures  = 5
 	// DefaultWorkers: each reconcile waits on requests an informer's cache
 	// would have answered, so more keys run at once than in an informer-based
-	// controller (knative.dev/pkg's default is 2). On the one-node cluster,
-	// by hand, a burst of 1000 Foos through the shared stream reconciled in
-	// 36-39 s with 32 workers, 66 s with 4 (docs/performance.md).
+	// controller (knative.dev/pkg's default is 2).
 	DefaultWorkers = 32
 	// DefaultMaxInflightBytes, DefaultMaxInflightEvents and
 	// DefaultMaxConnections keep the process well within the Knative
-	// Service's 128Mi memory limit (see docs/performance.md).
+	// Service's 128Mi memory limit (see docs/architecture.md, Limits).
 	DefaultMaxInflightBytes  = 8 << 20
 	DefaultMaxInflightEvents = 500
 	DefaultMaxConnections    = 1000
@@ -173,7 +169,6 @@ type Server struct {
 	// completion tells when the keys an event enqueued are reconciled.
 	completion *completion.Tracker
 	decoder    *Decoder
-	resync     KeyLister
 	ready      atomic.Bool
 	// draining answers every new event 503: the process is stopping.
 	draining atomic.Bool
@@ -181,10 +176,7 @@ type Server struct {
 	// enqueued, if set, is called once an event's keys are enqueued (tests).
 	enqueued func()
 
-	// burst counts creations and changes; a resync for a burst is asked
-	// on bursts, of the namespaces it carries (none: every namespace).
-	burst  burst
-	bursts chan []string
+	resyncs *resyncs
 
 	// What the events in flight hold; see intake.go.
 	inflightEvents atomic.Int64
@@ -224,8 +216,10 @@ func New(ctx context.Context, rec controller.Reconciler, decoder *Decoder, resyn
 		WorkQueueName: opts.Name,
 		Logger:        logging.FromContext(ctx),
 	})
-	return &Server{opts: opts, impl: impl, completion: o, decoder: decoder, resync: resync,
-		budget: semaphore.NewWeighted(opts.MaxInflightBytes), metrics: metrics, bursts: make(chan []string, 1)}
+	return &Server{opts: opts, impl: impl, completion: o, decoder: decoder,
+		budget: semaphore.NewWeighted(opts.MaxInflightBytes), metrics: metrics,
+		resyncs: &resyncs{lister: resync, decoder: decoder, impl: impl, completion: o, metrics: metrics,
+			deadline: opts.AckDeadline, bursts: make(chan []string, 1)}}
 }
 
 // Handler returns the HTTP handler: events on /, probes on /healthz and /readyz.
@@ -283,9 +277,9 @@ func (s *Server) Run(ctx context.Context, ready func(net.Addr)) error {
 		ready(ln.Addr())
 	}
 	if s.opts.ColdStartResync {
-		go s.resyncAtStart(ctx)
+		go s.resyncs.atStart(ctx)
 	}
-	go s.resyncBursts(ctx)
+	go s.resyncs.forBursts(ctx)
 
 	var serveErr error
 	select {
@@ -384,13 +378,11 @@ func (s *Server) answer(w http.ResponseWriter, r *http.Request, arrived time.Tim
 	// reconciles read nothing, a resync's would read each owner.
 	handedOff := sender.InOrder && s.decoder.Handoff != nil
 	if (target.Created && !handedOff || target.Changed) && !s.opts.AckOnEnqueue {
-		if start, namespaces := s.burst.saw(time.Now(), target.Keys[0].Namespace); start {
-			s.bursts <- namespaces // never full: one burst resync at a time
-		}
+		s.resyncs.saw(target.Keys[0].Namespace)
 	}
 	keys := target.Keys
 	if target.Resync {
-		if keys, err = s.listForResync(ctx, "ping"); err != nil {
+		if keys, err = s.resyncs.list(ctx, "ping"); err != nil {
 			logger.Warnw("Failed to list for resync", zap.Error(err))
 			reply(w, http.StatusServiceUnavailable, "failed to list for resync: "+err.Error())
 			return names.typ, false
@@ -430,78 +422,6 @@ func (s *Server) answer(w http.ResponseWriter, r *http.Request, arrived time.Tim
 			fmt.Sprintf("%d of %d keys not reconciled within %v", awaited.Pending(), len(keys), s.opts.AckDeadline))
 	}
 	return names.typ, false
-}
-
-// listForResync asks the KeyLister for the keys a resync reconciles, of
-// namespaces only if any are given, and records how long that took and how
-// many there are.
-func (s *Server) listForResync(ctx context.Context, trigger string, namespaces ...string) ([]types.NamespacedName, error) {
-	start := time.Now()
-	keys, refused, err := s.resync(ctx, namespaces...)
-	if err != nil {
-		return nil, err
-	}
-	s.metrics.resync(ctx, trigger, len(keys), time.Since(start))
-	if len(namespaces) == 0 { // every owner that may need work
-		s.decoder.Listed(append(slices.Clip(keys), refused...))
-	}
-	return keys, nil
-}
-
-// resyncAtStart enqueues the keys the resync lists. Nobody waits for these
-// reconciles: an event that arrives meanwhile waits for its own keys only.
-func (s *Server) resyncAtStart(ctx context.Context) {
-	logger := logging.FromContext(ctx)
-	err := wait.ExponentialBackoffWithContext(ctx, wait.Backoff{Duration: 100 * time.Millisecond, Factor: 2, Steps: 8, Cap: 10 * time.Second},
-		func(context.Context) (bool, error) {
-			keys, err := s.listForResync(ctx, "cold_start")
-			if err != nil {
-				logger.Warnw("Failed to list for the cold-start resync", zap.Error(err))
-				return false, nil
-			}
-			s.burst.listed(time.Now())
-			for _, k := range keys {
-				s.impl.EnqueueSlowKey(k)
-			}
-			logger.Infow("Cold-start resync enqueued", zap.Int("keys", len(keys)))
-			return true, nil
-		})
-	if err != nil && ctx.Err() == nil {
-		logger.Errorw("Gave up the cold-start resync; the next ping resync covers it", zap.Error(err))
-	}
-}
-
-// resyncBursts runs a resync for each burst of creations or changes (see
-// burst), until ctx is done, and enqueues its keys; the next burst's resync
-// waits until they are reconciled (or AckDeadline passed): until then, a
-// resync would list the same keys again. Nobody else waits for these
-// reconciles; if the list fails, the events' own keys still run theirs.
-func (s *Server) resyncBursts(ctx context.Context) {
-	logger := logging.FromContext(ctx)
-	var namespaces []string
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case namespaces = <-s.bursts:
-		}
-		keys, err := s.listForResync(ctx, "burst", namespaces...)
-		if err != nil {
-			s.burst.done(time.Now())
-			logger.Warnw("Failed to list for a burst's resync", zap.Error(err))
-			continue
-		}
-		awaited := s.completion.Await(keys)
-		for _, k := range keys {
-			s.impl.EnqueueSlowKey(k)
-		}
-		logger.Infow("Burst resync enqueued", zap.Int("keys", len(keys)), zap.Strings("namespaces", namespaces))
-		waitCtx, cancel := context.WithTimeout(ctx, s.opts.AckDeadline)
-		_ = awaited.Wait(waitCtx) // a key failing, or the deadline: the next burst may resync
-		cancel()
-		awaited.Stop()
-		s.burst.done(time.Now())
-	}
 }
 
 // reply writes a one-line plain-text error.

@@ -41,6 +41,7 @@ import (
 	pkgreconciler "knative.dev/pkg/reconciler"
 
 	"github.com/frugal-operator/foo-operator/pkg/serverless/handoff"
+	"github.com/frugal-operator/foo-operator/pkg/serverless/receiver/internal/burst"
 )
 
 // fakeReconciler behaves like the generated reconciler where it matters
@@ -568,14 +569,14 @@ func TestByDefault32KeysAreReconciledAtOnce(t *testing.T) {
 	}
 }
 
-// BurstOwners creations in a row (events of owners' adds, each answered
+// burst.Owners creations in a row (events of owners' adds, each answered
 // after its reconcile, as a direct adapter sends them) start a resync: the
 // owners it lists are reconciled with no event of theirs.
 func TestABurstOfCreationsStartsAResync(t *testing.T) {
 	listed := types.NamespacedName{Namespace: "ns", Name: "listed"}
 	rec := newFakeReconciler(nil)
 	ts := startServer(t, rec, Options{}, listed)
-	for i := range BurstOwners {
+	for i := range burst.Owners {
 		if r := send(t, ts.url, fooResourceEvent("add", "ns", fmt.Sprint("k", i)), false); r.code != http.StatusOK {
 			t.Fatalf("creation %d answered %d, want 200", i, r.code)
 		}
@@ -584,14 +585,14 @@ func TestABurstOfCreationsStartsAResync(t *testing.T) {
 		return rec.callsOf(listed.String()) > 0, nil
 	})
 	if err != nil {
-		t.Errorf("%s, which only the resync lists, was not reconciled after %d creations", listed, BurstOwners)
+		t.Errorf("%s, which only the resync lists, was not reconciled after %d creations", listed, burst.Owners)
 	}
 }
 
 // A burst's resync lists the namespaces of its creations only, or every
-// namespace if they are more than BurstNamespaces.
+// namespace if they are more than burst.Namespaces.
 func TestABurstsResyncListsItsNamespaces(t *testing.T) {
-	many := make([]string, BurstNamespaces+1)
+	many := make([]string, burst.Namespaces+1)
 	for i := range many {
 		many[i] = fmt.Sprint("ns-", i)
 	}
@@ -602,7 +603,7 @@ func TestABurstsResyncListsItsNamespaces(t *testing.T) {
 	}{
 		{name: "one namespace", namespaces: []string{"ns"}, want: []string{"ns"}},
 		{name: "two", namespaces: []string{"b", "a"}, want: []string{"a", "b"}},
-		{name: "more than BurstNamespaces: every namespace", namespaces: many, want: nil},
+		{name: "more than burst.Namespaces: every namespace", namespaces: many, want: nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			listed := make(chan []string, 1)
@@ -610,7 +611,7 @@ func TestABurstsResyncListsItsNamespaces(t *testing.T) {
 				listed <- namespaces
 				return nil, nil, nil
 			})
-			for i := range max(BurstOwners, len(tc.namespaces)) {
+			for i := range max(burst.Owners, len(tc.namespaces)) {
 				ns := tc.namespaces[i%len(tc.namespaces)]
 				if r := send(t, ts.url, fooResourceEvent("add", ns, fmt.Sprint("k", i)), false); r.code != http.StatusOK {
 					t.Fatalf("creation %d answered %d, want 200", i, r.code)
@@ -645,11 +646,9 @@ func TestABurstsResyncLastsUntilItsKeysAreReconciled(t *testing.T) {
 		return []types.NamespacedName{listed}, nil, nil
 	})
 	running := func() bool {
-		ts.srv.burst.mu.Lock()
-		defer ts.srv.burst.mu.Unlock()
-		return ts.srv.burst.running
+		return ts.srv.resyncs.counter.Running()
 	}
-	for i := range BurstOwners {
+	for i := range burst.Owners {
 		if r := send(t, ts.url, fooResourceEvent("add", "ns", fmt.Sprint("k", i)), false); r.code != http.StatusOK {
 			t.Fatalf("creation %d answered %d, want 200", i, r.code)
 		}
@@ -678,25 +677,23 @@ func TestABurstsResyncLastsUntilItsKeysAreReconciled(t *testing.T) {
 func TestCreationsAnsweredOnceEnqueuedStartNoResync(t *testing.T) {
 	rec := newFakeReconciler(nil)
 	ts := startServer(t, rec, Options{AckOnEnqueue: true})
-	for i := range 2 * BurstOwners {
+	for i := range 2 * burst.Owners {
 		if r := send(t, ts.url, fooResourceEvent("add", "ns", fmt.Sprint("k", i)), false); r.code != http.StatusAccepted {
 			t.Fatalf("creation %d answered %d, want 202", i, r.code)
 		}
 	}
-	ts.srv.burst.mu.Lock()
-	defer ts.srv.burst.mu.Unlock()
-	if ts.srv.burst.n != 0 || ts.srv.burst.running {
-		t.Errorf("%d creations counted (a resync running: %v), want none", ts.srv.burst.n, ts.srv.burst.running)
+	if c := &ts.srv.resyncs.counter; c.Counted() != 0 || c.Running() {
+		t.Errorf("%d creations counted (a resync running: %v), want none", c.Counted(), c.Running())
 	}
 }
 
-// BurstOwners changes in a row (updates to a new generation, as kubectl
+// burst.Owners changes in a row (updates to a new generation, as kubectl
 // apply of many owners sends them) start a resync too.
 func TestABurstOfChangesStartsAResync(t *testing.T) {
 	listed := types.NamespacedName{Namespace: "ns", Name: "listed"}
 	rec := newFakeReconciler(nil)
 	ts := startServer(t, rec, Options{}, listed)
-	for i := range BurstOwners {
+	for i := range burst.Owners {
 		e := withReady(fooResourceEvent("update", "ns", fmt.Sprint("k", i)), 2, 1, "True", "")
 		if r := send(t, ts.url, e, false); r.code != http.StatusOK {
 			t.Fatalf("change %d answered %d, want 200", i, r.code)
@@ -706,7 +703,7 @@ func TestABurstOfChangesStartsAResync(t *testing.T) {
 		return rec.callsOf(listed.String()) > 0, nil
 	})
 	if err != nil {
-		t.Errorf("%s, which only the resync lists, was not reconciled after %d changes", listed, BurstOwners)
+		t.Errorf("%s, which only the resync lists, was not reconciled after %d changes", listed, burst.Owners)
 	}
 }
 
@@ -716,10 +713,10 @@ func TestNoBurstNoResync(t *testing.T) {
 	listed := types.NamespacedName{Namespace: "ns", Name: "listed"}
 	rec := newFakeReconciler(nil)
 	ts := startServer(t, rec, Options{}, listed)
-	for i := range 3 * BurstOwners {
+	for i := range 3 * burst.Owners {
 		// Not converged (Ready Unknown, for no settled reason): reconciled.
 		e := withReady(fooResourceEvent("update", "ns", fmt.Sprint("k", i)), 1, 1, "Unknown", "")
-		if i < BurstOwners-1 {
+		if i < burst.Owners-1 {
 			e = fooResourceEvent("add", "ns", fmt.Sprint("k", i))
 		}
 		if r := send(t, ts.url, e, false); r.code != http.StatusOK {

@@ -1,0 +1,131 @@
+/*
+Copyright The Foo Operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package receiver
+
+import (
+	"context"
+	"slices"
+	"time"
+
+	"go.uber.org/zap"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"knative.dev/pkg/controller"
+	"knative.dev/pkg/logging"
+
+	"github.com/frugal-operator/foo-operator/pkg/serverless/receiver/internal/burst"
+	"github.com/frugal-operator/foo-operator/pkg/serverless/receiver/internal/completion"
+)
+
+// resyncs schedules the resyncs: once at a cold start, for a ping (see
+// Target.Resync), and for each burst of creations or changes (see package
+// burst). Each lists the keys through the KeyLister and enqueues them in the
+// slow lane, behind events.
+type resyncs struct {
+	lister     KeyLister
+	decoder    *Decoder
+	impl       *controller.Impl
+	completion *completion.Tracker
+	metrics    *instruments
+	// deadline bounds the wait for a burst's resync's reconciles.
+	deadline time.Duration
+
+	counter burst.Counter
+	// bursts carries each burst's namespaces (none: every namespace) to
+	// forBursts; never full: one burst's resync at a time.
+	bursts chan []string
+}
+
+// saw counts a creation or a change in namespace ns, and asks forBursts for
+// a resync when they are a burst.
+func (r *resyncs) saw(ns string) {
+	if start, namespaces := r.counter.Saw(time.Now(), ns); start {
+		r.bursts <- namespaces
+	}
+}
+
+// list asks the KeyLister for the keys a resync reconciles, of
+// namespaces only if any are given, and records how long that took and how
+// many there are.
+func (r *resyncs) list(ctx context.Context, trigger string, namespaces ...string) ([]types.NamespacedName, error) {
+	start := time.Now()
+	keys, refused, err := r.lister(ctx, namespaces...)
+	if err != nil {
+		return nil, err
+	}
+	r.metrics.resync(ctx, trigger, len(keys), time.Since(start))
+	if len(namespaces) == 0 { // every owner that may need work
+		r.decoder.Listed(append(slices.Clip(keys), refused...))
+	}
+	return keys, nil
+}
+
+// atStart enqueues the keys the resync lists. Nobody waits for these
+// reconciles: an event that arrives meanwhile waits for its own keys only.
+func (r *resyncs) atStart(ctx context.Context) {
+	logger := logging.FromContext(ctx)
+	err := wait.ExponentialBackoffWithContext(ctx, wait.Backoff{Duration: 100 * time.Millisecond, Factor: 2, Steps: 8, Cap: 10 * time.Second},
+		func(context.Context) (bool, error) {
+			keys, err := r.list(ctx, "cold_start")
+			if err != nil {
+				logger.Warnw("Failed to list for the cold-start resync", zap.Error(err))
+				return false, nil
+			}
+			r.counter.Listed(time.Now())
+			for _, k := range keys {
+				r.impl.EnqueueSlowKey(k)
+			}
+			logger.Infow("Cold-start resync enqueued", zap.Int("keys", len(keys)))
+			return true, nil
+		})
+	if err != nil && ctx.Err() == nil {
+		logger.Errorw("Gave up the cold-start resync; the next ping resync covers it", zap.Error(err))
+	}
+}
+
+// forBursts runs a resync for each burst of creations or changes (see
+// package burst), until ctx is done, and enqueues its keys; the next burst's resync
+// waits until they are reconciled (or AckDeadline passed): until then, a
+// resync would list the same keys again. Nobody else waits for these
+// reconciles; if the list fails, the events' own keys still run theirs.
+func (r *resyncs) forBursts(ctx context.Context) {
+	logger := logging.FromContext(ctx)
+	var namespaces []string
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case namespaces = <-r.bursts:
+		}
+		keys, err := r.list(ctx, "burst", namespaces...)
+		if err != nil {
+			r.counter.Done(time.Now())
+			logger.Warnw("Failed to list for a burst's resync", zap.Error(err))
+			continue
+		}
+		awaited := r.completion.Await(keys)
+		for _, k := range keys {
+			r.impl.EnqueueSlowKey(k)
+		}
+		logger.Infow("Burst resync enqueued", zap.Int("keys", len(keys)), zap.Strings("namespaces", namespaces))
+		waitCtx, cancel := context.WithTimeout(ctx, r.deadline)
+		_ = awaited.Wait(waitCtx) // a key failing, or the deadline: the next burst may resync
+		cancel()
+		awaited.Stop()
+		r.counter.Done(time.Now())
+	}
+}
