@@ -147,7 +147,7 @@ func TestShutdownMidBurstAnswersOrRefusesEveryConnection(t *testing.T) {
 			}
 		})
 	}
-	waitFor(t, "the cap's worth of events in flight", func() bool { return ts.srv.inflightEvents.Load() == max })
+	waitFor(t, "the cap's worth of events in flight", func() bool { return ts.srv.intake.inflight.Load() == max })
 	ts.stop()
 	close(release)
 	wg.Wait()

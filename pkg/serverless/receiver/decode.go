@@ -28,7 +28,6 @@ import (
 	cloudevents "github.com/cloudevents/sdk-go/v2"
 	"golang.org/x/sync/singleflight"
 	corev1 "k8s.io/api/core/v1"
-	apierrs "k8s.io/apimachinery/pkg/api/errors"
 	apivalidation "k8s.io/apimachinery/pkg/api/validation"
 	"k8s.io/apimachinery/pkg/api/validation/path"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -75,6 +74,22 @@ type Target struct {
 	// generation that its status does not report reconciled (a new spec),
 	// not the reconciler's own write. Many of either at once are a burst.
 	Created, Changed bool
+	// Lookup, if set, is a read the event still needs before its keys are
+	// known or believed: Decoder.Resolve does it.
+	Lookup *Lookup
+}
+
+// Lookup is a read of an owned object that an event needs: a Reference-mode
+// event does not carry the object's owner, and an owned object's delete is
+// believed only once the object is seen gone. Decoder.Resolve does it, after
+// Decode, so that no API request is made while the event's body is held.
+type Lookup struct {
+	owned           *Owned
+	namespace, name string
+	// deleted: the event reports the delete of the object of this uid,
+	// controlled by the owner of the Target's first key.
+	deleted bool
+	uid     types.UID
 }
 
 // BadEventError is an event this package cannot use: a client error that
@@ -138,16 +153,19 @@ type Decoder struct {
 type Owned struct {
 	// Kind is the group and kind of the objects.
 	Kind schema.GroupKind
-	// Get reads one, for Reference-mode events, which do not carry the owner.
+	// Get reads one: for Reference-mode events, which do not carry the
+	// owner, and for a delete (Resource mode), which is believed only if the
+	// object is gone: a delete of an object still there, or made again by
+	// its owner since, is ignored, so that a forged or repeated delete costs
+	// this one read. Without Get, every delete reconciles its owner.
 	Get func(ctx context.Context, namespace, name string) (metav1.Object, error)
 	// OnDelete, if set, is asked when an object that an owner controlled is
 	// deleted (Resource mode): which other owners does that wake? (Foo's:
 	// those refused the object's name while owner held it, so that one
 	// converges as soon as the name is free.) They are reconciled too. It is
-	// asked only when some other owner of that namespace may wait (its
-	// Ready not True for a reason not Settled, or refused by the last
-	// resync), so that a forged delete costs no more than its owner's
-	// reconcile.
+	// asked only once the object is seen gone (see Get), and when some
+	// other owner of that namespace may wait (its Ready not True for a
+	// reason not Settled, or refused by the last resync).
 	OnDelete func(ctx context.Context, namespace, name, owner string) ([]types.NamespacedName, error)
 }
 
@@ -238,10 +256,10 @@ type Sender struct {
 	InOrder bool
 }
 
-// Decode returns what the event, from sender, asks for. Errors are
-// BadEventErrors when the event cannot be used, other errors when reading
-// the API server failed.
-func (d *Decoder) Decode(ctx context.Context, e *cloudevents.Event, sender Sender) (Target, error) {
+// Decode returns what the event, from sender, asks for, reading nothing but
+// the event: a Target with a Lookup needs Resolve. Errors are
+// BadEventErrors: the event cannot be used.
+func (d *Decoder) Decode(e *cloudevents.Event, sender Sender) (Target, error) {
 	t := e.Type()
 	v, ok := verbs[t]
 	switch {
@@ -250,9 +268,9 @@ func (d *Decoder) Decode(ctx context.Context, e *cloudevents.Event, sender Sende
 	case !ok:
 		return Target{Ignored: fmt.Sprintf("event type %q is not handled", t)}, nil
 	case v.ref:
-		return d.decodeRef(ctx, e)
+		return d.decodeRef(e)
 	default:
-		return d.decodeResource(ctx, e, v.verb, sender)
+		return d.decodeResource(e, v.verb, sender)
 	}
 }
 
@@ -298,7 +316,7 @@ func adapterChanged(verb string, o *eventObject) Target {
 // decodeResource reads the object a Resource-mode event carries. The owner
 // of an owned object is read from the object itself, which works on delete
 // too.
-func (d *Decoder) decodeResource(ctx context.Context, e *cloudevents.Event, verb string, sender Sender) (Target, error) {
+func (d *Decoder) decodeResource(e *cloudevents.Event, verb string, sender Sender) (Target, error) {
 	var obj eventObject
 	if err := unmarshalData(e, &obj); err != nil {
 		return Target{}, err
@@ -355,19 +373,10 @@ func (d *Decoder) decodeResource(ctx context.Context, e *cloudevents.Event, verb
 	if verb != "delete" && own(gk, meta.Namespace, meta.Name, meta.ResourceVersion) {
 		return Target{Ignored: ownWrite(meta.Namespace, meta.Name, meta.ResourceVersion)}, nil
 	}
-	if verb != "delete" || owned.OnDelete == nil || !d.waiting.mayWaitIn(meta.Namespace, t.Keys[0].Name) {
-		return t, nil // nobody but its owner can want the name: no lookup
+	if verb != "delete" || owned.Get == nil && owned.OnDelete == nil {
+		return t, nil
 	}
-	// Deletes of one object arriving together (a flood of forged ones, say)
-	// share one lookup.
-	holder := t.Keys[0].Name
-	found, err, _ := d.lookups.Do(strings.Join([]string{gk.String(), meta.Namespace, meta.Name, holder}, "/"), func() (any, error) {
-		return owned.OnDelete(ctx, meta.Namespace, meta.Name, holder)
-	})
-	if err != nil {
-		return Target{}, err
-	}
-	t.Keys = append(t.Keys, found.([]types.NamespacedName)...)
+	t.Lookup = &Lookup{owned: owned, namespace: meta.Namespace, name: meta.Name, deleted: true, uid: meta.UID}
 	return t, nil
 }
 
@@ -401,9 +410,9 @@ func (d *Decoder) nothingToDo(verb string, o *eventObject) string {
 }
 
 // decodeRef maps a Reference-mode event. An owned object's owner is not in
-// the event, so the object is read; a deleted one cannot be mapped, which is
-// why the sources of owned objects use Resource mode.
-func (d *Decoder) decodeRef(ctx context.Context, e *cloudevents.Event) (Target, error) {
+// the event: its Lookup reads the object. A deleted one cannot be mapped,
+// which is why the sources of owned objects use Resource mode.
+func (d *Decoder) decodeRef(e *cloudevents.Event) (Target, error) {
 	var ref corev1.ObjectReference
 	if err := unmarshalData(e, &ref); err != nil {
 		return Target{}, err
@@ -429,15 +438,7 @@ func (d *Decoder) decodeRef(ctx context.Context, e *cloudevents.Event) (Target, 
 	if err := validObject(gk.Kind, ref.Namespace, ref.Name); err != nil {
 		return Target{}, err
 	}
-	kind := strings.ToLower(gk.Kind)
-	obj, err := owned.Get(ctx, ref.Namespace, ref.Name)
-	if apierrs.IsNotFound(err) {
-		return Target{Ignored: fmt.Sprintf("%s %s/%s no longer exists, its owner is unknown", kind, ref.Namespace, ref.Name)}, nil
-	}
-	if err != nil {
-		return Target{}, fmt.Errorf("failed to get %s %s/%s: %w", kind, ref.Namespace, ref.Name, err)
-	}
-	return d.controllerKey(ref.Namespace, ref.Name, metav1.GetControllerOfNoCopy(obj))
+	return Target{Lookup: &Lookup{owned: owned, namespace: ref.Namespace, name: ref.Name}}, nil
 }
 
 func (d *Decoder) ownerKey(ns, name string) (Target, error) {

@@ -57,7 +57,7 @@ func FuzzDecode(f *testing.F) {
 			}
 			return // the server answers 400 before decoding
 		}
-		got, err := d.Decode(context.Background(), e, Sender{})
+		got, err := decodeAndResolve(d, e, Sender{})
 		if err != nil {
 			if !IsBadEvent(err) {
 				t.Fatalf("Decode() = %v: only Reference-mode reads may fail otherwise, and none fails here", err)

@@ -38,8 +38,10 @@ import (
 	"github.com/frugal-operator/foo-operator/pkg/serverless/uncached"
 )
 
+// ownedDeployment is the Deployment that deploymentResourceEvent reports,
+// live (same uid), controlled by the Foo named owner ("" for none).
 func ownedDeployment(ns, name, owner string) *appsv1.Deployment {
-	d := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}
+	d := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, UID: types.UID("d-" + name)}}
 	if owner != "" {
 		d.OwnerReferences = []metav1.OwnerReference{*metav1.NewControllerRef(
 			&metav1.ObjectMeta{Name: owner, UID: types.UID("u-" + owner)}, fooKind.WithVersion("v1alpha1"))}
@@ -61,6 +63,15 @@ func newDecoder(objs ...runtime.Object) (*Decoder, *kubefake.Clientset) {
 			return kc.AppsV1().Deployments(ns)
 		})},
 	}, kc
+}
+
+// decodeAndResolve maps e as the receiver does: Decode, then Resolve.
+func decodeAndResolve(d *Decoder, e *cloudevents.Event, sender Sender) (Target, error) {
+	t, err := d.Decode(e, sender)
+	if err != nil {
+		return t, err
+	}
+	return d.Resolve(context.Background(), t)
 }
 
 func key(ns, name string) []types.NamespacedName {
@@ -151,7 +162,7 @@ func TestDecode(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			d, _ := newDecoder(tc.objects...)
-			got, err := d.Decode(context.Background(), &tc.event, Sender{})
+			got, err := decodeAndResolve(d, &tc.event, Sender{})
 			if tc.wantBad {
 				if !IsBadEvent(err) {
 					t.Fatalf("Decode() = %+v, %v, want a BadEventError", got, err)
@@ -174,7 +185,7 @@ func TestDecodeRefReadFailureIsTransient(t *testing.T) {
 		return true, nil, context.DeadlineExceeded
 	})
 	e := refEvent("update", "apps/v1", "Deployment", "deployments", "ns", "web")
-	if _, err := d.Decode(context.Background(), &e, Sender{}); err == nil || IsBadEvent(err) {
+	if _, err := decodeAndResolve(d, &e, Sender{}); err == nil || IsBadEvent(err) {
 		t.Errorf("Decode() = %v, want a transient (non-BadEvent) error", err)
 	}
 }
@@ -228,7 +239,7 @@ func TestDecodeSkipNoOp(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			d, _ := newDecoder()
 			d.SkipNoOp, d.Settled = tc.skip, settled
-			got, err := d.Decode(context.Background(), &tc.event, Sender{})
+			got, err := decodeAndResolve(d, &tc.event, Sender{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -282,7 +293,7 @@ func TestDecodeDeletedDeploymentWakesItsClaimants(t *testing.T) {
 				got = &call{ns, name, holder}
 				return tc.claimants, tc.err
 			}
-			target, err := d.Decode(context.Background(), &tc.event, Sender{})
+			target, err := decodeAndResolve(d, &tc.event, Sender{})
 			if (err != nil) != tc.wantErr || IsBadEvent(err) {
 				t.Fatalf("Decode() = %v, want a transient error: %v", err, tc.wantErr)
 			}
@@ -296,9 +307,9 @@ func TestDecodeDeletedDeploymentWakesItsClaimants(t *testing.T) {
 	}
 }
 
-// A Deployment's delete (a forged one: the Deployment is live) costs the
-// API server nothing in the decoder unless the decoder's state says another
-// Foo of its namespace may wait for the name; then one lookup.
+// A Deployment's delete (the Deployment gone) costs the API server one read
+// of it in the decoder, and one lookup more only if the decoder's state says
+// another Foo of its namespace may wait for the name.
 func TestADeletedDeploymentsClaimantsAreLookedUpOnlyWhenOneMayWait(t *testing.T) {
 	refused := func(ns, name string) cloudevents.Event {
 		return withReady(fooResourceEvent("update", ns, name), 1, 1, "False", "DeploymentNotOwned")
@@ -324,7 +335,7 @@ func TestADeletedDeploymentsClaimantsAreLookedUpOnlyWhenOneMayWait(t *testing.T)
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			d, kc := newDecoder(ownedDeployment("ns", "web", "a")) // live
+			d, kc := newDecoder() // the Deployment is gone
 			d.SkipNoOp, d.Settled = true, settled
 			lookups := 0
 			d.Owned[0].OnDelete = func(context.Context, string, string, string) ([]types.NamespacedName, error) {
@@ -335,22 +346,97 @@ func TestADeletedDeploymentsClaimantsAreLookedUpOnlyWhenOneMayWait(t *testing.T)
 				d.Listed(tc.listed)
 			}
 			for _, e := range tc.before {
-				if _, err := d.Decode(context.Background(), &e, Sender{}); err != nil {
+				if _, err := decodeAndResolve(d, &e, Sender{}); err != nil {
 					t.Fatal(err)
 				}
 			}
 			e := deploymentResourceEvent("delete", "ns", "web", "a")
-			target, err := d.Decode(context.Background(), &e, Sender{})
+			target, err := decodeAndResolve(d, &e, Sender{})
 			if err != nil {
 				t.Fatal(err)
 			}
 			if diff := cmp.Diff(key("ns", "a"), target.Keys); diff != "" {
 				t.Error("keys (-want, +got):", diff)
 			}
-			if lookups != tc.lookups || len(kc.Actions()) != 0 {
-				t.Errorf("lookups = %d and API requests %d, want %d and 0", lookups, len(kc.Actions()), tc.lookups)
+			if lookups != tc.lookups || len(kc.Actions()) != 1 {
+				t.Errorf("lookups = %d and API requests %d, want %d and 1 (its read)", lookups, len(kc.Actions()), tc.lookups)
 			}
 		})
+	}
+}
+
+// A delete is believed only once its object is seen gone: one still there
+// (a forged delete) or made again by its owner since (a repeated one) costs
+// that one read, and nobody is reconciled or looked up, even when another
+// Foo of the namespace may wait for the name.
+func TestADeleteOfAnObjectNotGoneCostsOneRead(t *testing.T) {
+	remade := ownedDeployment("ns", "web", "a")
+	remade.UID = "d-web-2"
+	foreign := ownedDeployment("ns", "web", "")
+	foreign.UID = "d-web-2"
+	for name, tc := range map[string]struct {
+		objects  []runtime.Object
+		failRead bool
+		wantKeys []types.NamespacedName
+	}{
+		"still there: forged":                     {objects: []runtime.Object{ownedDeployment("ns", "web", "a")}},
+		"made again by its Foo: repeated":         {objects: []runtime.Object{remade}},
+		"gone: believed":                          {wantKeys: append(key("ns", "a"), key("ns", "b")...)},
+		"made again by no Foo: its Foo must know": {objects: []runtime.Object{foreign}, wantKeys: append(key("ns", "a"), key("ns", "b")...)},
+		"the read fails: believed":                {failRead: true, wantKeys: append(key("ns", "a"), key("ns", "b")...)},
+	} {
+		t.Run(name, func(t *testing.T) {
+			d, kc := newDecoder(tc.objects...)
+			if tc.failRead {
+				kc.PrependReactor("get", "deployments", func(clientgotesting.Action) (bool, runtime.Object, error) {
+					return true, nil, errors.New("boom")
+				})
+			}
+			d.Listed(key("ns", "b")) // b may wait for the name
+			lookups := 0
+			d.Owned[0].OnDelete = func(context.Context, string, string, string) ([]types.NamespacedName, error) {
+				lookups++
+				return key("ns", "b"), nil
+			}
+			e := deploymentResourceEvent("delete", "ns", "web", "a")
+			got, err := decodeAndResolve(d, &e, Sender{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tc.wantKeys, got.Keys); diff != "" {
+				t.Error("keys (-want, +got):", diff)
+			}
+			if len(tc.wantKeys) == 0 && (got.Ignored == "" || lookups != 0) {
+				t.Errorf("Target = %+v after %d lookups, want it ignored with none", got, lookups)
+			}
+			if n := len(kc.Actions()); n != 1 {
+				t.Errorf("%d API requests, want 1: %v", n, kc.Actions())
+			}
+		})
+	}
+}
+
+// Decode reads nothing but the event: what needs a read is left to Resolve.
+func TestDecodeMakesNoAPIRequest(t *testing.T) {
+	d, kc := newDecoder(ownedDeployment("ns", "web", "a"))
+	d.Owned[0].OnDelete = func(context.Context, string, string, string) ([]types.NamespacedName, error) {
+		t.Error("OnDelete asked by Decode")
+		return nil, nil
+	}
+	for _, e := range []cloudevents.Event{
+		deploymentResourceEvent("delete", "ns", "web", "a"),
+		refEvent("update", "apps/v1", "Deployment", "deployments", "ns", "web"),
+	} {
+		got, err := d.Decode(&e, Sender{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Lookup == nil {
+			t.Errorf("%s: Decode() = %+v, want a Lookup left to Resolve", e.Type(), got)
+		}
+	}
+	if n := len(kc.Actions()); n != 0 {
+		t.Errorf("Decode made %d API requests, want none", n)
 	}
 }
 
@@ -385,7 +471,7 @@ func TestDecodeIgnoresTheReconcilersOwnWrites(t *testing.T) {
 			d.OwnWrites.Wrote(deploymentKind, "ns", "web", "7", "d-web")
 			d.OwnWrites.Creating(deploymentKind, "ns", "new") // no answer yet
 			d.OwnWrites.Wrote(fooKind, "ns", "a", "5", "u-a")
-			got, err := d.Decode(context.Background(), &tc.event, Sender{})
+			got, err := decodeAndResolve(d, &tc.event, Sender{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -430,7 +516,7 @@ func TestDecodeTellsCreationsAndChangesNotSeen(t *testing.T) {
 			if tc.written {
 				d.OwnWrites.Wrote(fooKind, "ns", "a", "5", "u-a")
 			}
-			got, err := d.Decode(context.Background(), &tc.event, Sender{InOrder: true})
+			got, err := decodeAndResolve(d, &tc.event, Sender{InOrder: true})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -492,7 +578,7 @@ func TestDecodeHandsOffWhatMayBeBelieved(t *testing.T) {
 			if tc.kept {
 				d.Handoff.Put(a, before)
 			}
-			if _, err := d.Decode(context.Background(), &tc.event, tc.from); err != nil {
+			if _, err := decodeAndResolve(d, &tc.event, tc.from); err != nil {
 				t.Fatal(err)
 			}
 			got, ok := d.Handoff.Take(a)
@@ -548,7 +634,7 @@ func TestDecodeRejectsInvalidNames(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			d, kc := newDecoder(ownedDeployment("ns", "web", "a"))
-			got, err := d.Decode(context.Background(), &tc.event, Sender{})
+			got, err := decodeAndResolve(d, &tc.event, Sender{})
 			if !IsBadEvent(err) || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("Decode() = %+v, %v, want a BadEventError containing %q", got, err, tc.want)
 			}

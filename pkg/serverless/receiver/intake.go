@@ -23,6 +23,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"sync/atomic"
 	"time"
 
 	cloudevents "github.com/cloudevents/sdk-go/v2"
@@ -30,6 +31,7 @@ import (
 	"github.com/cloudevents/sdk-go/v2/binding/format"
 	cehttp "github.com/cloudevents/sdk-go/v2/protocol/http"
 	"go.uber.org/zap"
+	"golang.org/x/sync/semaphore"
 	"knative.dev/pkg/logging"
 )
 
@@ -50,6 +52,29 @@ import (
 // written.
 const writeGrace = 10 * time.Second
 
+// intake takes events in: it admits them, reads their bodies within the
+// budget and decodes them, and does their lookups once their bodies are
+// released.
+type intake struct {
+	decoder *Decoder
+	// maxEvents, maxBody, budget's size and deadline: Options'
+	// MaxInflightEvents, MaxBodyBytes, MaxInflightBytes and AckDeadline.
+	maxEvents int64
+	maxBody   int64
+	maxBytes  int64
+	deadline  time.Duration
+
+	// inflight counts the events handled.
+	inflight atomic.Int64
+	// budget holds MaxInflightBytes of event bodies.
+	budget *semaphore.Weighted
+}
+
+func newIntake(decoder *Decoder, opts Options) *intake {
+	return &intake{decoder: decoder, maxEvents: int64(opts.MaxInflightEvents), maxBody: opts.MaxBodyBytes,
+		maxBytes: opts.MaxInflightBytes, deadline: opts.AckDeadline, budget: semaphore.NewWeighted(opts.MaxInflightBytes)}
+}
+
 // intakeStatusError is why an event was not taken in: its answer.
 type intakeStatusError struct {
 	code int
@@ -63,21 +88,21 @@ func (e *intakeStatusError) Error() string { return e.msg }
 
 // admit counts an event in flight, or answers 503 when MaxInflightEvents are
 // already. Call release when the event is answered.
-func (s *Server) admit(w http.ResponseWriter) (release func(), ok bool) {
-	if s.inflightEvents.Add(1) > int64(s.opts.MaxInflightEvents) {
-		s.inflightEvents.Add(-1)
+func (in *intake) admit(w http.ResponseWriter) (release func(), ok bool) {
+	if in.inflight.Add(1) > in.maxEvents {
+		in.inflight.Add(-1)
 		w.Header().Set("Retry-After", "1")
-		reply(w, http.StatusServiceUnavailable, fmt.Sprintf("over %d events in flight", s.opts.MaxInflightEvents))
+		reply(w, http.StatusServiceUnavailable, fmt.Sprintf("over %d events in flight", in.maxEvents))
 		return nil, false
 	}
-	return func() { s.inflightEvents.Add(-1) }, true
+	return func() { in.inflight.Add(-1) }, true
 }
 
-// intake reads and decodes the request's event, from sender, by deadline,
-// within the body budget, and returns what it asks for, its names and a
-// logger that names it. When it cannot, it answers the request itself and
-// returns why.
-func (s *Server) intake(w http.ResponseWriter, r *http.Request, sender Sender, deadline time.Time) (Target, eventNames, *zap.SugaredLogger, error) {
+// take reads and decodes the request's event, from sender, by deadline,
+// within the body budget, does its lookup once the body is released, and
+// returns what it asks for, its names and a logger that names it. When it
+// cannot, it answers the request itself and returns why.
+func (in *intake) take(w http.ResponseWriter, r *http.Request, sender Sender, deadline time.Time) (Target, eventNames, *zap.SugaredLogger, error) {
 	ctx := r.Context()
 	logger := logging.FromContext(ctx)
 	rc := http.NewResponseController(w)
@@ -86,7 +111,10 @@ func (s *Server) intake(w http.ResponseWriter, r *http.Request, sender Sender, d
 	// server's timeouts apply.)
 	_ = rc.SetWriteDeadline(deadline.Add(writeGrace))
 
-	target, names, err := s.readAndDecode(ctx, w, r, rc, sender, deadline)
+	target, names, err := in.readAndDecode(ctx, w, r, rc, sender, deadline)
+	if err == nil {
+		target, err = in.decoder.Resolve(ctx, target)
+	}
 	if names.typ != "" {
 		logger = logger.With(zap.String("type", names.typ), zap.String("id", names.id), zap.String("subject", names.subject))
 	}
@@ -110,8 +138,8 @@ func (s *Server) intake(w http.ResponseWriter, r *http.Request, sender Sender, d
 
 // readAndDecode holds the event's body only while it decodes it: the event
 // itself is garbage once this returns.
-func (s *Server) readAndDecode(ctx context.Context, w http.ResponseWriter, r *http.Request, rc *http.ResponseController, sender Sender, deadline time.Time) (Target, eventNames, error) {
-	body, release, err := s.readBody(ctx, w, r, rc, deadline)
+func (in *intake) readAndDecode(ctx context.Context, w http.ResponseWriter, r *http.Request, rc *http.ResponseController, sender Sender, deadline time.Time) (Target, eventNames, error) {
+	body, release, err := in.readBody(ctx, w, r, rc, deadline)
 	if err != nil {
 		return Target{}, eventNames{}, err
 	}
@@ -121,14 +149,14 @@ func (s *Server) readAndDecode(ctx context.Context, w http.ResponseWriter, r *ht
 		return Target{}, eventNames{}, err
 	}
 	names := eventNames{typ: event.Type(), id: event.ID(), subject: event.Subject()}
-	target, err := s.decoder.Decode(ctx, event, sender)
+	target, err := in.decoder.Decode(event, sender)
 	return target, names, err
 }
 
 // readBody reads the whole body into a buffer of its size, once the budget
 // has room for it, by deadline. release gives the room back.
-func (s *Server) readBody(ctx context.Context, w http.ResponseWriter, r *http.Request, rc *http.ResponseController, deadline time.Time) (_ []byte, release func(), _ error) {
-	limit := s.opts.MaxBodyBytes
+func (in *intake) readBody(ctx context.Context, w http.ResponseWriter, r *http.Request, rc *http.ResponseController, deadline time.Time) (_ []byte, release func(), _ error) {
+	limit := in.maxBody
 	n := r.ContentLength
 	if n > limit {
 		return nil, nil, &intakeStatusError{code: http.StatusRequestEntityTooLarge, close: true,
@@ -138,12 +166,12 @@ func (s *Server) readBody(ctx context.Context, w http.ResponseWriter, r *http.Re
 	if n < 0 { // chunked: its size is known once read
 		held = limit
 	}
-	budget := s.budget
+	budget := in.budget
 	waitCtx, cancel := context.WithDeadline(ctx, deadline)
 	defer cancel()
 	if err := budget.Acquire(waitCtx, held); err != nil {
 		return nil, nil, &intakeStatusError{code: http.StatusServiceUnavailable, close: true,
-			msg: fmt.Sprintf("no room for a body of %d bytes within %v: %d bytes of event bodies are in flight at most", held, s.opts.AckDeadline, s.opts.MaxInflightBytes)}
+			msg: fmt.Sprintf("no room for a body of %d bytes within %v: %d bytes of event bodies are in flight at most", held, in.deadline, in.maxBytes)}
 	}
 	release = func() { budget.Release(held) }
 
@@ -174,7 +202,7 @@ func (s *Server) readBody(ctx context.Context, w http.ResponseWriter, r *http.Re
 			msg: fmt.Sprintf("body is over the limit of %d bytes", limit)}
 	case errors.Is(err, os.ErrDeadlineExceeded):
 		err = &intakeStatusError{code: http.StatusServiceUnavailable, close: true,
-			msg: fmt.Sprintf("body not received within %v", s.opts.AckDeadline)}
+			msg: fmt.Sprintf("body not received within %v", in.deadline)}
 	default:
 		err = &intakeStatusError{code: http.StatusBadRequest, close: true, msg: "failed to read body: " + err.Error()}
 	}

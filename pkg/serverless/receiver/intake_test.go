@@ -29,6 +29,9 @@ import (
 	"time"
 
 	cloudevents "github.com/cloudevents/sdk-go/v2"
+	appsv1 "k8s.io/api/apps/v1"
+	apierrs "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 )
 
@@ -163,7 +166,7 @@ func TestBodiesAreHeldWithinTheBudget(t *testing.T) {
 		rec := newFakeReconciler(nil)
 		ts := startServer(t, rec, Options{MaxInflightBytes: budget, AckDeadline: 300 * time.Millisecond})
 		// Bodies in flight hold 48 KiB...
-		room := ts.srv.budget
+		room := ts.srv.intake.budget
 		if !room.TryAcquire(48 << 10) {
 			t.Fatal("the budget is in use")
 		}
@@ -269,7 +272,7 @@ func TestEventsInFlightAreCapped(t *testing.T) {
 
 // budgetInUse tells whether any of the body budget is held.
 func (ts *testServer) budgetInUse() bool {
-	b, size := ts.srv.budget, ts.srv.opts.MaxInflightBytes
+	b, size := ts.srv.intake.budget, ts.srv.opts.MaxInflightBytes
 	if b.TryAcquire(size) {
 		b.Release(size)
 		return false
@@ -294,7 +297,7 @@ func TestConnectionsAreCapped(t *testing.T) {
 	for i := range 2 {
 		go func() { busy <- send(t, ts.url, fooResourceEvent("update", "ns", fmt.Sprint("busy", i)), false) }()
 	}
-	waitFor(t, "two events in flight", func() bool { return ts.srv.inflightEvents.Load() == 2 })
+	waitFor(t, "two events in flight", func() bool { return ts.srv.intake.inflight.Load() == 2 })
 	answer := make(chan response, 1)
 	go func() { answer <- send(t, ts.url, fooResourceEvent("update", "ns", "a"), false) }()
 	// A negative can only be watched for a while.
@@ -311,5 +314,27 @@ func TestConnectionsAreCapped(t *testing.T) {
 		if got := <-busy; got.code != http.StatusOK {
 			t.Errorf("busy event answered %d %q, want 200", got.code, got.body)
 		}
+	}
+}
+
+// TestNoAPIRequestWhileTheBodyIsHeld: the read an event needs (here, a
+// delete's check that its object is gone) is made once its body is
+// released, so that slow API requests do not hold the body budget.
+func TestNoAPIRequestWhileTheBodyIsHeld(t *testing.T) {
+	ts := startServer(t, newFakeReconciler(nil), Options{})
+	reading, release := make(chan bool, 1), make(chan struct{})
+	ts.srv.decoder.Owned[0].Get = func(context.Context, string, string) (metav1.Object, error) {
+		reading <- ts.budgetInUse()
+		<-release
+		return nil, apierrs.NewNotFound(appsv1.Resource("deployments"), "web")
+	}
+	got := make(chan response, 1)
+	go func() { got <- send(t, ts.url, deploymentResourceEvent("delete", "ns", "web", "a"), false) }()
+	if <-reading {
+		t.Error("the body budget was held while the API server was read")
+	}
+	close(release)
+	if r := <-got; r.code != http.StatusOK {
+		t.Errorf("answer = %d, want 200 once its Foo is reconciled", r.code)
 	}
 }

@@ -17,11 +17,9 @@ limitations under the License.
 package receiver
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"strconv"
@@ -30,7 +28,6 @@ import (
 
 	"go.opentelemetry.io/otel/metric"
 	"go.uber.org/zap"
-	"golang.org/x/sync/semaphore"
 	"k8s.io/apimachinery/pkg/types"
 	"knative.dev/pkg/controller"
 	"knative.dev/pkg/logging"
@@ -178,10 +175,7 @@ type Server struct {
 
 	resyncs *resyncs
 
-	// What the events in flight hold; see intake.go.
-	inflightEvents atomic.Int64
-	// budget holds MaxInflightBytes of event bodies.
-	budget  *semaphore.Weighted
+	intake  *intake
 	metrics *instruments
 }
 
@@ -217,7 +211,7 @@ func New(ctx context.Context, rec controller.Reconciler, decoder *Decoder, resyn
 		Logger:        logging.FromContext(ctx),
 	})
 	return &Server{opts: opts, impl: impl, completion: o, decoder: decoder,
-		budget: semaphore.NewWeighted(opts.MaxInflightBytes), metrics: metrics,
+		intake: newIntake(decoder, opts), metrics: metrics,
 		resyncs: &resyncs{lister: resync, decoder: decoder, impl: impl, completion: o, metrics: metrics,
 			deadline: opts.AckDeadline, bursts: make(chan []string, 1)}}
 }
@@ -349,7 +343,7 @@ func (s *Server) answer(w http.ResponseWriter, r *http.Request, arrived time.Tim
 		reply(w, http.StatusServiceUnavailable, "shutting down")
 		return "", false
 	}
-	done, ok := s.admit(w)
+	done, ok := s.intake.admit(w)
 	if !ok {
 		return "", false
 	}
@@ -362,7 +356,7 @@ func (s *Server) answer(w http.ResponseWriter, r *http.Request, arrived time.Tim
 		}
 		sender.InOrder = inOrder
 	}
-	target, names, logger, err := s.intake(w, r, sender, deadline)
+	target, names, logger, err := s.intake.take(w, r, sender, deadline)
 	if err != nil {
 		return names.typ, false // answered
 	}
@@ -422,16 +416,4 @@ func (s *Server) answer(w http.ResponseWriter, r *http.Request, arrived time.Tim
 			fmt.Sprintf("%d of %d keys not reconciled within %v", awaited.Pending(), len(keys), s.opts.AckDeadline))
 	}
 	return names.typ, false
-}
-
-// reply writes a one-line plain-text error.
-func reply(w http.ResponseWriter, code int, msg string) {
-	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-	w.Header().Set("X-Content-Type-Options", "nosniff")
-	w.WriteHeader(code)
-	_, _ = io.WriteString(w, oneLine(msg)+"\n")
-}
-
-func oneLine(s string) string {
-	return string(bytes.Join(bytes.Fields([]byte(s)), []byte(" ")))
 }

@@ -210,7 +210,7 @@ func TestEventIsAnsweredAfterItsReconcile(t *testing.T) {
 		{"foo ref add", refEvent("add", fooAPIVersion, "Foo", "foos", "ns", "a"), "ns/a"},
 		{"foo ref delete", refEvent("delete", fooAPIVersion, "Foo", "foos", "ns", "a"), "ns/a"},
 		{"owned deployment resource update", deploymentResourceEvent("update", "ns", "web", "a"), "ns/a"},
-		{"owned deployment resource delete", deploymentResourceEvent("delete", "ns", "web", "a"), "ns/a"},
+		{"owned deployment resource delete", deploymentResourceEvent("delete", "ns", "gone", "a"), "ns/a"},
 		{"owned deployment ref update", refEvent("update", "apps/v1", "Deployment", "deployments", "ns", "web"), "ns/a"},
 	}
 	for _, tc := range tests {
