@@ -70,9 +70,9 @@ type intake struct {
 	budget *semaphore.Weighted
 }
 
-func newIntake(decoder *Decoder, opts Options) *intake {
-	return &intake{decoder: decoder, maxEvents: int64(opts.MaxInflightEvents), maxBody: opts.MaxBodyBytes,
-		maxBytes: opts.MaxInflightBytes, deadline: opts.AckDeadline, budget: semaphore.NewWeighted(opts.MaxInflightBytes)}
+func newIntake(decoder *Decoder, maxEvents int, maxBody, maxBytes int64, deadline time.Duration) *intake {
+	return &intake{decoder: decoder, maxEvents: int64(maxEvents), maxBody: maxBody, maxBytes: maxBytes,
+		deadline: deadline, budget: semaphore.NewWeighted(maxBytes)}
 }
 
 // intakeStatusError is why an event was not taken in: its answer.

@@ -24,6 +24,11 @@ import (
 	pkgreconciler "knative.dev/pkg/reconciler"
 )
 
+// Later keeps the keys that a reconcile asked to be run again later.
+type Later interface {
+	Reconciled(key string, err error)
+}
+
 // observed wraps a controller.Reconciler to count each reconcile's outcome
 // in the metrics and tell it to Later. It forwards the LeaderAware methods:
 // the generated reconciler skips every key until it is promoted.

@@ -31,6 +31,14 @@ import (
 	"github.com/frugal-operator/foo-operator/pkg/serverless/receiver/internal/completion"
 )
 
+// KeyLister returns the keys a resync reconciles (work): every key that may
+// need work, of every namespace, or of namespaces only if any are given (a
+// burst's resync). Listing every object is correct too; skipping those that
+// provably need nothing makes a resync cheap. Refused are keys whose
+// reconcile changes nothing until something else does (a name another owner
+// frees, say): not reconciled, but they may wait (see Owned.OnDelete).
+type KeyLister func(ctx context.Context, namespaces ...string) (work, refused []types.NamespacedName, err error)
+
 // resyncs schedules the resyncs: once at a cold start, for a ping (see
 // Target.Resync), and for each burst of creations or changes (see package
 // burst). Each lists the keys through the KeyLister and enqueues them in the

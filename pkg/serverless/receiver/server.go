@@ -28,7 +28,6 @@ import (
 
 	"go.opentelemetry.io/otel/metric"
 	"go.uber.org/zap"
-	"k8s.io/apimachinery/pkg/types"
 	"knative.dev/pkg/controller"
 	"knative.dev/pkg/logging"
 
@@ -113,11 +112,6 @@ type Options struct {
 	Later Later
 }
 
-// Later keeps the keys that a reconcile asked to be run again later.
-type Later interface {
-	Reconciled(key string, err error)
-}
-
 func (o Options) withDefaults() Options {
 	if o.Port == 0 {
 		o.Port = DefaultPort
@@ -189,14 +183,6 @@ type Verifier interface {
 	Verify(w http.ResponseWriter, r *http.Request) (inOrder, ok bool)
 }
 
-// KeyLister returns the keys a resync reconciles (work): every key that may
-// need work, of every namespace, or of namespaces only if any are given (a
-// burst's resync). Listing every object is correct too; skipping those that
-// provably need nothing makes a resync cheap. Refused are keys whose
-// reconcile changes nothing until something else does (a name another owner
-// frees, say): not reconciled, but they may wait (see Owned.OnDelete).
-type KeyLister func(ctx context.Context, namespaces ...string) (work, refused []types.NamespacedName, err error)
-
 // New returns a Server feeding rec (a generated reconciler, typically) from
 // the events that decoder maps; resync says which keys a resync (the
 // ping's, and the cold start's) reconciles. It builds the controller.Impl,
@@ -211,7 +197,7 @@ func New(ctx context.Context, rec controller.Reconciler, decoder *Decoder, resyn
 		Logger:        logging.FromContext(ctx),
 	})
 	return &Server{opts: opts, impl: impl, completion: o, decoder: decoder,
-		intake: newIntake(decoder, opts), metrics: metrics,
+		intake: newIntake(decoder, opts.MaxInflightEvents, opts.MaxBodyBytes, opts.MaxInflightBytes, opts.AckDeadline), metrics: metrics,
 		resyncs: &resyncs{lister: resync, decoder: decoder, impl: impl, completion: o, metrics: metrics,
 			deadline: opts.AckDeadline, bursts: make(chan []string, 1)}}
 }
