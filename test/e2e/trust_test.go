@@ -295,34 +295,54 @@ func TestALabelRetriesARefusedFoo(t *testing.T) {
 	})
 }
 
-// Forged deletes of a live Deployment cost the API server one read of the
-// Deployment each, and nothing more: the receiver sees it is not deleted
-// and reconciles nobody, even when a Foo of its namespace waits for a name.
-func TestAForgedDeleteCostsOneRead(t *testing.T) {
+// Forged deletes of a live Deployment, and a real one delivered again once
+// its Foo made the Deployment anew, cost the API server one read of the
+// Deployment each, and nothing more: the receiver sees it was not deleted,
+// or was made again, and reconciles nobody, even when a Foo of its
+// namespace waits for a name.
+func TestAForgedOrRepeatedDeleteCostsOneRead(t *testing.T) {
 	ns := namespace(t)
 	createFoo(t, newFoo(ns, "real", "real", 1))
 	_, dep := convergedFoo(t, ns, "real")
 	refusedByAForeignDeploymentNowGone(t, ns) // a Foo of ns waits for a name
 
-	_, from := reconcilerAudit(t, 0)
-	const n = 20
-	for range n {
-		if code, body, err := env.SendObject(context.Background(), "delete", sentDeployment(dep), "deployments"); err != nil || code != http.StatusAccepted {
-			t.Fatalf("forged delete answered %d %s %v, want 202 (ignored: the Deployment is there)", code, body, err)
+	sendDeletes := func(what string, d *appsv1.Deployment) {
+		t.Helper()
+		_, from := reconcilerAudit(t, 0)
+		const n = 20
+		for range n {
+			if code, body, err := env.SendObject(context.Background(), "delete", sentDeployment(d), "deployments"); err != nil || code != http.StatusAccepted {
+				t.Fatalf("%s delete answered %d %s %v, want 202 (ignored)", what, code, body, err)
+			}
+		}
+		// The audit log is written before each response: every request the
+		// events caused is there once they are answered.
+		events, _ := reconcilerAudit(t, from)
+		count := map[string]int{}
+		for _, e := range events {
+			if e.ObjectRef.Namespace == ns {
+				count[e.Verb+" "+e.ObjectRef.Resource]++
+			}
+		}
+		t.Logf("%d %s deletes made %v", n, what, count)
+		if count["get deployments"] > n || len(count) > 1 {
+			t.Errorf("%d %s deletes made %v; want at most one GET of the Deployment each, nothing else", n, what, count)
 		}
 	}
-	// The audit log is written before each response: every request the
-	// events caused is there once they are answered.
-	events, _ := reconcilerAudit(t, from)
-	count := map[string]int{}
-	for _, e := range events {
-		if e.ObjectRef.Namespace == ns {
-			count[e.Verb+" "+e.ObjectRef.Resource]++
+	sendDeletes("forged", dep)
+
+	if err := env.Kube.AppsV1().Deployments(ns).Delete(context.Background(), dep.Name, metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the Deployment made anew", func(ctx context.Context) (bool, string) {
+		d, err := getDeployment(ctx, ns, dep.Name)
+		if err != nil {
+			return false, err.Error()
 		}
-	}
-	if count["get deployments"] > n || len(count) > 1 {
-		t.Errorf("%d forged deletes made %v; want at most one GET of the Deployment each, nothing else", n, count)
-	}
+		return d.UID != dep.UID, "the old one"
+	})
+	convergedFoo(t, ns, "real")
+	sendDeletes("repeated", dep)
 }
 
 // refusedByAForeignDeploymentNowGone makes the Foo "refused" of ns, refused
