@@ -25,7 +25,8 @@
 #                         its Component bar-operator-stream/
 #   assets/               the files a GitHub release carries (docs/install.md):
 #                         foo-operator.yaml, bar-operator.yaml, and each
-#                         folder above as a .tar.gz that unpacks to it
+#                         folder above as a .tar.gz that unpacks to its place
+#                         in this layout
 #
 # each labelled app.kubernetes.io/version=VERSION. VERSION is a tag of the
 # form vMAJOR.MINOR.PATCH (see CHANGELOG.md), or "devel" (the default) for
@@ -102,16 +103,16 @@ if grep -rn 'ko://' "$OUT"; then
 fi
 
 # The release's assets: a GitHub release holds files, not folders, so each
-# folder goes as a .tar.gz that unpacks to it (the same bytes for the same
-# files: sorted, owned by root, dated 1970).
+# folder goes as NAME.tar.gz, which unpacks to the same path as in $OUT
+# (the same bytes for the same files: sorted, owned by root, dated 1970).
 tgz() {
-  tar -C "$1" --sort=name --mtime=@0 --owner=0 --group=0 --numeric-owner -cf - "$2" | gzip -9n >"$OUT/assets/$2.tar.gz"
+  tar -C "$OUT" --sort=name --mtime=@0 --owner=0 --group=0 --numeric-owner -cf - "$2" | gzip -9n >"$OUT/assets/$1.tar.gz"
 }
 rm -rf "$OUT/assets" && mkdir -p "$OUT/assets"
 cp "$OUT/foo-operator.yaml" "$OUT/examples/bar-operator.yaml" "$OUT/assets/"
-tgz "$OUT" operator-stream
-tgz "$OUT" foo-operator-stream
-tgz "$OUT/examples" bar-operator-stream
+tgz operator-stream operator-stream
+tgz foo-operator-stream foo-operator-stream
+tgz bar-operator-stream examples/bar-operator-stream
 echo "$OUT/foo-operator.yaml"
 echo "$OUT/operator-stream/"
 echo "$OUT/foo-operator-stream/"
