@@ -23,6 +23,7 @@
 #   hack/build-tools.sh cluster    # the one-node cluster's (not built by default):
 #                                  # kubelet, kube-scheduler, kube-proxy, coredns, crane, ko, traefik
 #   hack/build-tools.sh default cluster   # both lists
+#   hack/build-tools.sh actionlint # CI's linter of .github/workflows (.ci/run)
 #
 # The Kubernetes binaries that are missing are built by one `go build`, which
 # links each while it compiles what the next needs.
@@ -40,6 +41,7 @@ COREDNS_VERSION=v1.15.0
 CRANE_VERSION=v0.22.1
 KO_VERSION=v0.19.1
 TRAEFIK_VERSION=v3.6.12
+ACTIONLINT_VERSION=v1.7.12
 
 kube_ldflags() {
   local minor=${KUBE_VERSION#v1.}; minor=${minor%%.*}
@@ -59,6 +61,7 @@ path_of() {
     crane) echo "$TOOLS_DIR/crane-$CRANE_VERSION/crane" ;;
     ko) echo "$TOOLS_DIR/ko-$KO_VERSION/ko" ;;
     traefik) echo "$TOOLS_DIR/traefik-$TRAEFIK_VERSION/traefik" ;;
+    actionlint) echo "$TOOLS_DIR/actionlint-$ACTIONLINT_VERSION/actionlint" ;;
     # The adapter's path names its wrapper's source too, so a change to it rebuilds.
     adapter) echo "$TOOLS_DIR/eventing-$EVENTING_VERSION/apiserver-receive-adapter-$(cat "$ROOT"/hack/tools/adapter/{main.go,go.mod,go.sum} | sha256sum | cut -c1-8)" ;;
     sample-controller|sample-controller-raised) echo "$TOOLS_DIR/sample-controller-$SAMPLE_CONTROLLER_VERSION/$1" ;;
@@ -148,6 +151,7 @@ build() {
     crane) (cd "$ROOT/hack/tools/img" && go build -trimpath -ldflags "-s -w" -o "$out.tmp" github.com/google/go-containerregistry/cmd/crane) ;;
     ko) (cd "$ROOT/hack/tools/ko" && go build -trimpath -ldflags "-s -w" -o "$out.tmp" github.com/google/ko) ;;
     traefik) build_trimmed_traefik "$out.tmp" ;;
+    actionlint) (cd "$ROOT/hack/tools/actionlint" && go build -trimpath -ldflags "-s -w" -o "$out.tmp" github.com/rhysd/actionlint/cmd/actionlint) ;;
     adapter) (cd "$ROOT/hack/tools/adapter" && go build -trimpath -ldflags "-s -w" -o "$out.tmp" .) ;;
     sample-controller) (cd "$ROOT/hack/tools/sample-controller" && go build -trimpath -ldflags "-s -w" -o "$out.tmp" k8s.io/sample-controller) ;;
     sample-controller-raised) build_raised_sample_controller "$out.tmp" ;;

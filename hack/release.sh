@@ -13,15 +13,20 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-# Makes a release: ko builds the images, pushes them to $KO_DOCKER_REPO and
-# writes, into $OUT (default _output/release):
+# Makes a release: ko builds the images for $PLATFORMS, pushes them to
+# $KO_DOCKER_REPO and writes, into $OUT (default _output/release):
 #
 #   foo-operator.yaml     config/, images by digest: `kubectl apply -f` installs it
 #   operator-stream/      stream/: the shared event stream, for a cluster's
 #                         kustomization (docs/shared-stream.md)
-#   foo-operator-stream/  config/stream/: how the Foo operator joins it
+#   foo-operator-stream/  config/stream/: the Component by which the Foo
+#                         operator joins it
 #   examples/             the example Bar operator: bar-operator.yaml, and
-#                         bar-operator-stream/
+#                         its Component bar-operator-stream/
+#   assets/               the files a GitHub release carries (docs/install.md):
+#                         foo-operator.yaml, bar-operator.yaml, and each
+#                         folder above as a .tar.gz that unpacks to its place
+#                         in this layout
 #
 # each labelled app.kubernetes.io/version=VERSION. VERSION is a tag of the
 # form vMAJOR.MINOR.PATCH (see CHANGELOG.md), or "devel" (the default) for
@@ -29,8 +34,11 @@
 #
 #   KO_DOCKER_REPO=ghcr.io/you/foo-operator hack/release.sh v0.1.0
 #
-# KO_DEFAULTBASEIMAGE, if set, replaces .ko.yaml's base image (the local
-# cluster's registry has its own).
+# PLATFORMS (default linux/amd64,linux/arm64) are the platforms the images
+# are built for, among those of the base image. KO_DEFAULTBASEIMAGE, if set,
+# replaces .ko.yaml's base image (the local cluster's registry has its own).
+# KO names the ko binary; else the one on PATH, else hack/build-tools.sh
+# builds one.
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$ROOT"
@@ -43,8 +51,10 @@ if [[ "$VERSION" != devel && ! "$VERSION" =~ ^v[0-9]+\.[0-9]+\.[0-9]+(-[0-9A-Za-
 fi
 : "${KO_DOCKER_REPO:?set KO_DOCKER_REPO to the registry the images go to}"
 OUT=${OUT:-"$ROOT/_output/release"}
+PLATFORMS=${PLATFORMS:-linux/amd64,linux/arm64}
 mkdir -p "$OUT"
-if [[ -z "${KO:-}" ]]; then
+KO=${KO:-$(command -v ko || true)}
+if [[ -z "$KO" ]]; then
   "$ROOT/hack/build-tools.sh" ko >/dev/null # builds it only if missing
   KO=$("$ROOT/hack/build-tools.sh" --path ko)
 fi
@@ -55,11 +65,12 @@ stamp() {
       -e "s|^\(    samplecontroller.knative.io/release:\) devel$|\1 $VERSION|"
 }
 
-# resolve FILE -f PATH...: ko resolves the manifests into FILE, images by digest.
+# resolve FILE -f PATH...: ko resolves the manifests into FILE, images by
+# digest, each named after its command ($KO_DOCKER_REPO/foo-reconciler).
 resolve() {
   local out=$1
   shift
-  "$KO" resolve --platform=linux/amd64 --sbom=none "$@" 2> >(grep -v -e '^20[0-9][0-9]/' -e 'git is in a dirty state' -e '^Please check' -e '^ M \|^?? ' -e '^$' >&2) \
+  "$KO" resolve --platform="$PLATFORMS" --base-import-paths --sbom=none "$@" 2> >(grep -v -e '^20[0-9][0-9]/' -e 'git is in a dirty state' -e '^Please check' -e '^ M \|^?? ' -e '^$' >&2) \
     | stamp >"$out.tmp"
   mv "$out.tmp" "$out"
 }
@@ -90,7 +101,20 @@ if grep -rn 'ko://' "$OUT"; then
   echo "release.sh: an image was left unresolved" >&2
   exit 1
 fi
+
+# The release's assets: a GitHub release holds files, not folders, so each
+# folder goes as NAME.tar.gz, which unpacks to the same path as in $OUT
+# (the same bytes for the same files: sorted, owned by root, dated 1970).
+tgz() {
+  tar -C "$OUT" --sort=name --mtime=@0 --owner=0 --group=0 --numeric-owner -cf - "$2" | gzip -9n >"$OUT/assets/$1.tar.gz"
+}
+rm -rf "$OUT/assets" && mkdir -p "$OUT/assets"
+cp "$OUT/foo-operator.yaml" "$OUT/examples/bar-operator.yaml" "$OUT/assets/"
+tgz operator-stream operator-stream
+tgz foo-operator-stream foo-operator-stream
+tgz bar-operator-stream examples/bar-operator-stream
 echo "$OUT/foo-operator.yaml"
 echo "$OUT/operator-stream/"
 echo "$OUT/foo-operator-stream/"
 echo "$OUT/examples/"
+echo "$OUT/assets/"

@@ -17,11 +17,12 @@
 # release YAML (hack/release.sh, into _output/release), with kubectl apply; no
 # ko at install time. The cluster supplies what is local: the registry the
 # release's images go to, and the base image (.ko.yaml's distroless base is
-# on gcr.io, which this machine cannot reach). Extra arguments go to kubectl
+# on gcr.io, which this machine cannot reach), which is linux/amd64 only, so
+# the images are built for that platform alone. Extra arguments go to kubectl
 # apply (for instance -f _output/release/examples/bar-operator.yaml).
 set -euo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 cd "$ROOT"
 OUT=$ROOT/_output/release KO_DOCKER_REPO=$REGISTRY/foo-operator KO_DEFAULTBASEIMAGE=$REGISTRY/base:static \
-  "$ROOT/hack/release.sh" >/dev/null
+  PLATFORMS=linux/amd64 "$ROOT/hack/release.sh" >/dev/null
 "$(tool kubectl)" --kubeconfig "$KUBECONFIG_FILE" apply -f "$ROOT/_output/release/foo-operator.yaml" "$@"
