@@ -26,6 +26,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -166,4 +167,80 @@ func TestShutdownMidBurstAnswersOrRefusesEveryConnection(t *testing.T) {
 	if codes[http.StatusServiceUnavailable] == 0 {
 		t.Error("no event answered 503: SIGTERM was not mid-burst")
 	}
+}
+
+// SIGTERM in the middle of a burst sent on kept-alive connections, by more
+// senders than MaxConnections: every request written gets an HTTP answer
+// (200, or 503 while shutting down); a sender may only be refused a
+// connection, before it sends. Then the senders stop: the drain needs no
+// idle connection closed under a sender.
+func TestShutdownMidBurstAnswersEveryKeptAliveRequest(t *testing.T) {
+	const (
+		senders = 300
+		max     = 100
+		before  = 3000 // events answered before SIGTERM
+	)
+	rec := newFakeReconciler(nil)
+	go func() {
+		for range rec.started {
+		}
+	}()
+	ts := startServer(t, rec, Options{MaxConnections: max})
+	t.Cleanup(func() { close(rec.started) })
+
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: senders}}
+	defer client.CloseIdleConnections()
+	var (
+		mu       sync.Mutex
+		codes    = map[int]int{}
+		refused  int
+		failed   []string
+		answered atomic.Int64
+		stopping sync.Once
+	)
+	var wg sync.WaitGroup
+	for i := range senders {
+		wg.Go(func() {
+			for j := 0; ; j++ {
+				ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+				code, err := postEvent(ctx, client, ts.url, fooResourceEvent("update", "ns", fmt.Sprint("f", i, "-", j%3)))
+				cancel()
+				mu.Lock()
+				switch {
+				case err == nil:
+					codes[code]++
+				case refusedBeforeSending(err):
+					refused++
+				default:
+					failed = append(failed, err.Error())
+				}
+				mu.Unlock()
+				if err != nil || code != http.StatusOK {
+					return
+				}
+				if answered.Add(1) == before {
+					stopping.Do(ts.stop)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	err := <-ts.done
+	ts.done <- err
+
+	t.Logf("answers %v, refused %d, failed %d", codes, refused, len(failed))
+	if len(failed) > 0 {
+		t.Errorf("%d requests got no HTTP answer, e.g. %s", len(failed), strings.Join(failed[:min(3, len(failed))], "; "))
+	}
+	if codes[http.StatusServiceUnavailable] == 0 {
+		t.Error("no event answered 503: SIGTERM was not mid-burst")
+	}
+}
+
+// refusedBeforeSending tells whether err is a connection that failed before
+// a request was written on it: refused, or reset while connecting, as the
+// listener closes.
+func refusedBeforeSending(err error) bool {
+	var op *net.OpError
+	return errors.As(err, &op) && op.Op == "dial"
 }

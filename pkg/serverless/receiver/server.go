@@ -216,8 +216,42 @@ func (s *Server) Handler() http.Handler {
 		w.WriteHeader(http.StatusOK)
 	})
 	mux.HandleFunc("/", s.serveEvent)
-	return mux
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		cw := &closing{ResponseWriter: w, draining: &s.draining}
+		mux.ServeHTTP(cw, r)
+		if !cw.wrote {
+			cw.WriteHeader(http.StatusOK)
+		}
+	})
 }
+
+// closing asks the sender to close the connection with every answer
+// written once the server drains: its keep-alive connections then close as
+// their requests are answered, and none is closed under a sender that may
+// be writing its next request.
+type closing struct {
+	http.ResponseWriter
+	draining *atomic.Bool
+	wrote    bool
+}
+
+func (w *closing) WriteHeader(code int) {
+	if !w.wrote && w.draining.Load() {
+		w.Header().Set("Connection", "close")
+	}
+	w.wrote = true
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *closing) Write(b []byte) (int, error) {
+	if !w.wrote {
+		w.WriteHeader(http.StatusOK)
+	}
+	return w.ResponseWriter.Write(b)
+}
+
+// Unwrap lets http.ResponseController reach the connection's deadlines.
+func (w *closing) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // Run starts the workers and serves until ctx is done, then drains: it
 // answers 503 to every event that arrives from then on (on the connections
@@ -273,8 +307,8 @@ func (s *Server) Run(ctx context.Context, ready func(net.Addr)) error {
 	if serveErr == nil {
 		// Every connection the kernel queued is taken in and answered 503,
 		// then the listener closes: later ones are refused, none is reset.
+		// Every answer from now on asks its sender to close the connection.
 		s.draining.Store(true)
-		srv.SetKeepAlivesEnabled(false)
 		limiter.Drain()
 		select {
 		case err := <-serveDone:

@@ -143,6 +143,9 @@ func startServerListing(t *testing.T, rec *fakeReconciler, opts Options, lister 
 		t.Fatal("Run() =", err)
 	}
 	t.Cleanup(func() {
+		// The senders are done: their idle connections go first, or the
+		// drain would wait for them to stay idle for its grace.
+		http.DefaultTransport.(*http.Transport).CloseIdleConnections()
 		cancel()
 		if err := <-ts.done; err != nil {
 			t.Error("Run() =", err)

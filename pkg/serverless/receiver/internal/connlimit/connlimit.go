@@ -28,25 +28,28 @@ import (
 
 // Listener is a net.Listener that keeps at most max connections open, and
 // makes room for a new one by closing the one idle longest: an idle
-// keep-alive connection, or one that has not sent a byte of a request yet.
-// Only when every connection is busy with a request does a new one wait;
-// a server that bounds its requests in number and time keeps that wait
-// short. (netutil.LimitListener counts idle connections as busy:
-// a client holding max idle connections kept every other sender waiting for
-// the idle timeout.)
+// keep-alive connection, or one that has not sent a byte of a request yet,
+// once it has been silent for the grace. Until then a new one waits; a
+// server that bounds its requests in number and time keeps that wait
+// short. (netutil.LimitListener counts idle connections as busy: a client
+// holding max idle connections kept every other sender waiting for the
+// idle timeout.) A connection in use is never closed under its sender: a
+// request written on a keep-alive connection just as the server closes it
+// gets no answer, so only one silent for the grace is taken for unused.
 //
 // Its Track method is the http.Server's ConnState hook, which tells it what
 // each connection is doing.
 //
 // On shutdown, Drain accepts what the kernel has queued without waiting for
-// room (the server answers each at once), then closes: a
-// connection that reached the queue gets an HTTP answer, and one that
-// arrives later is refused, instead of being reset with the queue.
+// room (the server answers each at once, asking to close the connection),
+// then closes: a connection that reached the queue gets an HTTP answer, and
+// one that arrives later is refused, instead of being reset with the queue.
 type Listener struct {
 	net.Listener
 	max int
-	// grace is how long a new connection may stay silent before it may be
-	// closed to make room.
+	// grace is how long a connection may stay silent (idle, or yet to send
+	// its first request) before it may be closed to make room, or once
+	// draining.
 	grace time.Duration
 
 	mu       sync.Mutex
@@ -54,6 +57,9 @@ type Listener struct {
 	conns    map[net.Conn]*connState
 	draining bool
 	drainEnd time.Time
+	// drained is when Drain was called: an idle connection's silence
+	// counts from then on.
+	drained time.Time
 }
 
 // connState is what a connection is doing, and since when.
@@ -63,10 +69,17 @@ type connState struct {
 	since time.Time
 }
 
-// silentGrace is how long a new connection may stay silent before it may
-// be closed to make room: far longer than a sender takes to send its
-// request, far shorter than ReadHeaderTimeout.
-const silentGrace = time.Second
+// silentGrace is how long a connection may stay silent before it may be
+// closed to make room: far longer than a sender in the middle of a burst
+// takes to send its next request, far shorter than ReadHeaderTimeout.
+// drainGrace is how long a keep-alive connection may stay idle once
+// draining: longer, as nothing waits for its room, and a sender held up
+// (2000 of them on 2 cores) may take over a second to send its next
+// request; far shorter than the 30 s that Knative's queue-proxy drains.
+const (
+	silentGrace = time.Second
+	drainGrace  = 5 * time.Second
+)
 
 // ErrDrained ends Serve once Drain has accepted what was queued.
 var ErrDrained = errors.New("listener drained")
@@ -129,10 +142,10 @@ func (l *Listener) setDeadline(t time.Time) {
 }
 
 // idlest returns the connection idle longest, or nil when none may be
-// closed yet: then retry, if not 0, says when one may be. A connection yet
-// to send its first request may be closed only once it has been silent for
-// the grace: until its request is read, which a burst of accepts can run
-// ahead of, a sender's first request cannot be told from silence.
+// closed yet: then retry, if not 0, says when one may be. A connection may
+// be closed only once it has been silent for the grace: until a request is
+// read, which a burst of accepts can run ahead of, a sender's request
+// cannot be told from silence.
 func (l *Listener) idlest(now time.Time) (victim net.Conn, retry time.Duration) {
 	var since time.Time
 	for c, s := range l.conns {
@@ -152,13 +165,22 @@ func (l *Listener) idlest(now time.Time) (victim net.Conn, retry time.Duration) 
 	return victim, retry
 }
 
-// silentFor returns how much longer s, if it is yet to send its first
-// request, must stay silent before it may be closed; 0 or less: it may.
+// silentFor returns how much longer the idle s must stay silent before it
+// may be closed; 0 or less: it may. While draining, silence counts from
+// the drain on at the earliest.
 func (l *Listener) silentFor(s *connState, now time.Time) time.Duration {
-	if !s.fresh {
-		return 0
+	since, grace := s.since, l.grace
+	if l.draining {
+		since, grace = latest(since, l.drained), drainGrace
 	}
-	return s.since.Add(l.grace).Sub(now)
+	return since.Add(grace).Sub(now)
+}
+
+func latest(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
 }
 
 // Track is the http.Server's ConnState hook.
@@ -187,17 +209,21 @@ func (l *Listener) Track(c net.Conn, state http.ConnState) {
 func (l *Listener) Drain() {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	l.draining = true
-	l.drainEnd = time.Now().Add(drainLongest)
+	l.draining, l.drained = true, time.Now()
+	l.drainEnd = l.drained.Add(drainLongest)
 	l.changed.Broadcast()
 	l.setDeadline(time.Now().Add(drainQuiet)) // for an Accept that waits in the kernel
 }
 
 // AwaitClosed returns once every connection is closed, or ctx is done:
-// after Drain, a connection closes once it is answered (keep-alives are
-// off), and one that stays silent past the grace is closed here. (Not
-// http.Server.Shutdown: a request it reads once shutting down is dropped
-// unanswered, and the connections Drain takes in are read from then on.)
+// after Drain, a connection closes once it is answered (the server asks the
+// sender to close it), and a keep-alive one that stays idle for drainGrace
+// is closed here. One yet to send its first request is left to the
+// server's ReadHeaderTimeout: a request that reached it may not be read
+// yet when the grace is over, if the server is busy. (Not
+// http.Server.Shutdown: it closes idle connections at once, under a sender
+// that may be writing its next request, and a request it reads once
+// shutting down is dropped unanswered.)
 func (l *Listener) AwaitClosed(ctx context.Context) error {
 	stop := context.AfterFunc(ctx, func() {
 		l.mu.Lock()
@@ -213,7 +239,7 @@ func (l *Listener) AwaitClosed(ctx context.Context) error {
 		}
 		next := time.Duration(0)
 		for c, s := range l.conns {
-			if !s.fresh {
+			if !s.idle || s.fresh {
 				continue
 			}
 			if wait := l.silentFor(s, time.Now()); wait > 0 {
