@@ -60,9 +60,6 @@ type burstResult struct {
 	// CPU is the node's, from the first create to the first reconcile of
 	// every Foo.
 	CPU *burstCPU `json:"cpu,omitempty"`
-	// StreamEvents is what the shared stream carried over the same time
-	// (-count-stream only).
-	StreamEvents []eventCount `json:"streamEvents,omitempty"`
 }
 
 // done tells whether every milestone of the burst was reached.
@@ -73,9 +70,8 @@ func (r *burstResult) done(k kind) bool {
 // runBurst creates n Foos at once in the spec's fresh namespace, with the
 // cluster prepared (see prepare), and times them; for ours, it then reads
 // the reconciler's requests from the audit log, and for the classic
-// deletes them again. With count, it counts what the stream carried until
-// the first reconcile of every Foo.
-func runBurst(ctx context.Context, w wiring, spec burstSpec, n int, count *streamCounter) (burstResult, error) {
+// deletes them again.
+func runBurst(ctx context.Context, w wiring, spec burstSpec, n int) (burstResult, error) {
 	res := burstResult{Side: spec.side, Pair: spec.pair, Order: spec.order, Namespace: spec.ns, Foos: n}
 	b := batch{kind: spec.kind, ns: spec.ns}
 	logf("burst of %d Foos: %s (%s pair, %d of 2, in %s); preparing", n, spec.side, spec.pair, spec.order, w.name)
@@ -96,19 +92,11 @@ func runBurst(ctx context.Context, w wiring, spec burstSpec, n int, count *strea
 	if err != nil {
 		return res, fmt.Errorf("reading the node's CPU: %w", err)
 	}
-	if count != nil {
-		if _, err := count.take(); err != nil { // what came before
-			return res, err
-		}
-	}
 	start := time.Now()
 	created := make(chan error, 1)
 	go func() { created <- create(ctx, b, n) }()
 	if err := follow(ctx, b, n, start, created, &res, func() error {
 		after, err := readCPU()
-		if err == nil && count != nil {
-			res.StreamEvents, err = count.take()
-		}
 		if err == nil {
 			res.CPU, err = cpuBetween(ctx, before, after)
 		}

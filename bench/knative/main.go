@@ -49,17 +49,13 @@ limitations under the License.
 //     classic with the stream carrying its events to our reconciler, which
 //     answers them at once, then the classic alone; then alone, then
 //     carried: no operator fed by the stream can burst faster than the
-//     classic carried; with -pairs stream-queued, the stream pair again
-//     with our reconciler at ACK=queued, the classic first;
+//     classic carried;
 //  7. what one more operator costs, the break-even number of operators, and
 //     results.md and results.json (with the data of chart.png, which
 //     hack/bench-knative.sh draws).
 //
-// -pairs names the burst pairs to make (direct, queued, stream,
-// stream-queued, floor; all by default): one pair alone takes about ten
-// minutes. -count-stream counts what the stream carries during its bursts,
-// by kind and type (events.go), at the cost of one more delivery of each
-// event.
+// -pairs names the burst pairs to make (direct, queued, stream, floor; all
+// by default): one pair alone takes about ten minutes.
 //
 // Foos ask for 0 replicas: a one-node cluster cannot run thousands of pods.
 // The classic's bursts are deleted once timed: the sample-controller
@@ -101,23 +97,19 @@ const (
 	nsBurstClassic4 = "burst-classic-4"
 	nsBurstClassic5 = "burst-classic-5"
 	nsBurstCarried2 = "burst-classic-carried-2"
-	nsBurstStreamQ  = "burst-ours-stream-queued"
-	nsBurstClassic6 = "burst-classic-6"
 )
 
 // benchNamespaces are every namespace the bench makes Foos or Bars in.
-var benchNamespaces = []string{nsWake, nsCanaries, nsOurs, nsClassic, nsBars, nsBurstClassic1, nsBurstDirect, nsBurstStream, nsBurstClassic2, nsBurstQueued, nsBurstClassic3, nsBurstCarried, nsBurstClassic4, nsBurstClassic5, nsBurstCarried2, nsBurstStreamQ, nsBurstClassic6}
+var benchNamespaces = []string{nsWake, nsCanaries, nsOurs, nsClassic, nsBars, nsBurstClassic1, nsBurstDirect, nsBurstStream, nsBurstClassic2, nsBurstQueued, nsBurstClassic3, nsBurstCarried, nsBurstClassic4, nsBurstClassic5, nsBurstCarried2}
 
 // results is every figure of a run, as results.json holds it.
 type results struct {
-	Started     time.Time `json:"started"`
-	WakeUps     int       `json:"wakeUps"`
-	N           int       `json:"n"`
-	IdleSeconds float64   `json:"idleSeconds"`
-	Burst       int       `json:"burst"`
-	Pairs       []string  `json:"pairs"`
-	// CountStream: a Trigger counted the stream's events (events.go).
-	CountStream bool          `json:"countStream,omitempty"`
+	Started     time.Time     `json:"started"`
+	WakeUps     int           `json:"wakeUps"`
+	N           int           `json:"n"`
+	IdleSeconds float64       `json:"idleSeconds"`
+	Burst       int           `json:"burst"`
+	Pairs       []string      `json:"pairs"`
 	Notes       []string      `json:"notes,omitempty"`
 	FromZero    []float64     `json:"fromZeroSeconds"`
 	Warm        []float64     `json:"warmSeconds"`
@@ -136,11 +128,10 @@ func main() {
 	n := flag.Int("n", 1000, "converged Foos of each kind (and Bars) during the idle windows")
 	idle := flag.Duration("idle", 10*time.Minute, "each idle window (one per phase); 0: no idle bill, resync pings or namespace churn")
 	burst := flag.Int("burst", 1000, "Foos in each burst (0: no burst)")
-	pairs := flag.String("pairs", strings.Join(pairNames, ","), "the burst pairs to run, of direct (ACK=reconciled), queued (direct, ACK=queued), stream, stream-queued, and floor (the classic with the stream carrying its events, and without)")
-	countStream := flag.Bool("count-stream", false, "count the events the shared stream carries during its bursts, with one more Trigger (every event one more delivery: their times are not comparable with a run's without)")
+	pairs := flag.String("pairs", strings.Join(pairNames, ","), "the burst pairs to run, of direct (ACK=reconciled), queued (direct, ACK=queued), stream, and floor (the classic with the stream carrying its events, and without)")
 	out := flag.String("out", "", "folder for results.md and results.json")
 	flag.Parse()
-	r := &results{Started: time.Now().UTC(), WakeUps: *wakeups, N: *n, IdleSeconds: idle.Seconds(), Burst: *burst, CountStream: *countStream}
+	r := &results{Started: time.Now().UTC(), WakeUps: *wakeups, N: *n, IdleSeconds: idle.Seconds(), Burst: *burst}
 	var err error
 	if r.Pairs, err = parsePairs(*pairs); err != nil {
 		fmt.Fprintln(os.Stderr, "knative:", err)
@@ -257,7 +248,7 @@ func directPhase(ctx context.Context, r *results, idle time.Duration) error {
 		}
 	}
 	if r.runs("direct") {
-		if err := runBursts(ctx, r, directWiring, nil,
+		if err := runBursts(ctx, r, directWiring,
 			burstSpec{side: "classic", pair: "direct", order: 1, kind: classicFoo, ns: nsBurstClassic1},
 			burstSpec{side: "ours, direct wiring", pair: "direct", order: 2, kind: oursFoo, ns: nsBurstDirect},
 		); err != nil {
@@ -268,14 +259,14 @@ func directPhase(ctx context.Context, r *results, idle time.Duration) error {
 		return nil
 	}
 	// The same wiring with events answered once enqueued (ours first).
-	return runBurstsQueued(ctx, r, directWiring, nil,
+	return runBurstsQueued(ctx, r, directWiring,
 		burstSpec{side: "ours, direct wiring, ACK=queued", pair: "direct ACK=queued", order: 1, kind: oursFoo, ns: nsBurstQueued},
 		burstSpec{side: "classic", pair: "direct ACK=queued", order: 2, kind: classicFoo, ns: nsBurstClassic3},
 	)
 }
 
 // pairNames are the burst pairs a run can make, in the order it makes them.
-var pairNames = []string{"direct", "queued", "stream", "stream-queued", "floor"}
+var pairNames = []string{"direct", "queued", "stream", "floor"}
 
 // parsePairs reads -pairs: names of pairNames, separated by commas.
 func parsePairs(flag string) ([]string, error) {
@@ -297,11 +288,10 @@ func (r *results) runs(pair string) bool {
 	return r.Burst > 0 && slices.Contains(r.Pairs, pair)
 }
 
-// runBursts runs each burst in turn in wiring w, keeping its result, and
-// with count, what the stream carried.
-func runBursts(ctx context.Context, r *results, w wiring, count *streamCounter, specs ...burstSpec) error {
+// runBursts runs each burst in turn in wiring w, keeping its result.
+func runBursts(ctx context.Context, r *results, w wiring, specs ...burstSpec) error {
 	for _, b := range specs {
-		res, err := runBurst(ctx, w, b, r.Burst, count)
+		res, err := runBurst(ctx, w, b, r.Burst)
 		if err != nil {
 			return err
 		}
@@ -312,12 +302,12 @@ func runBursts(ctx context.Context, r *results, w wiring, count *streamCounter, 
 
 // runBurstsQueued runs the bursts as runBursts does, with our reconciler
 // answering events once enqueued (ACK=queued), and sets it back.
-func runBurstsQueued(ctx context.Context, r *results, w wiring, count *streamCounter, specs ...burstSpec) error {
+func runBurstsQueued(ctx context.Context, r *results, w wiring, specs ...burstSpec) error {
 	logf("our reconciler answering events once enqueued (ACK=queued)")
 	if err := setAck(ctx, "queued"); err != nil {
 		return err
 	}
-	if err := runBursts(ctx, r, w, count, specs...); err != nil {
+	if err := runBursts(ctx, r, w, specs...); err != nil {
 		return err
 	}
 	return setAck(ctx, "reconciled")
@@ -325,9 +315,8 @@ func runBurstsQueued(ctx context.Context, r *results, w wiring, count *streamCou
 
 // streamPhase is phase 2: the Bar operator installed, both operators
 // switched to the shared stream, N converged Bars, the idle bill, then the
-// stream's burst pairs (streamBursts), their events counted with
-// -count-stream. It leaves the cluster in stream wiring, the stream as its
-// members have it.
+// stream's burst pairs. It leaves the cluster in stream wiring, the stream
+// as its members have it.
 func streamPhase(ctx context.Context, r *results, idle time.Duration) error {
 	logf("phase 2, two operators on the shared stream: the Bar operator")
 	if err := installBar(ctx); err != nil {
@@ -359,39 +348,10 @@ func streamPhase(ctx context.Context, r *results, idle time.Duration) error {
 			return fmt.Errorf("phase 2's namespace: %w", err)
 		}
 	}
-	if !r.runs("stream") && !r.runs("stream-queued") && !r.runs("floor") {
-		return nil
-	}
-	var count *streamCounter
-	if r.CountStream {
-		logf("counting the stream's events (%s Trigger)", countTrigger)
-		var err error
-		if count, err = startCounting(ctx); err != nil {
-			return err
-		}
-	}
-	err := streamBursts(ctx, r, count)
-	if count != nil {
-		err = errors.Join(err, count.stop(ctx))
-	}
-	return err
-}
-
-// streamBursts runs the stream's burst pairs: the stream pair, ours
-// first; the same at ACK=queued, the classic first; the floor pairs.
-func streamBursts(ctx context.Context, r *results, count *streamCounter) error {
 	if r.runs("stream") {
-		if err := runBursts(ctx, r, streamWiring, count,
+		if err := runBursts(ctx, r, streamWiring,
 			burstSpec{side: "ours, shared stream", pair: "stream", order: 1, kind: oursFoo, ns: nsBurstStream},
 			burstSpec{side: "classic", pair: "stream", order: 2, kind: classicFoo, ns: nsBurstClassic2},
-		); err != nil {
-			return err
-		}
-	}
-	if r.runs("stream-queued") {
-		if err := runBurstsQueued(ctx, r, streamWiring, count,
-			burstSpec{side: "classic", pair: "stream ACK=queued", order: 1, kind: classicFoo, ns: nsBurstClassic6},
-			burstSpec{side: "ours, shared stream, ACK=queued", pair: "stream ACK=queued", order: 2, kind: oursFoo, ns: nsBurstStreamQ},
 		); err != nil {
 			return err
 		}
@@ -399,12 +359,12 @@ func streamBursts(ctx context.Context, r *results, count *streamCounter) error {
 	if !r.runs("floor") {
 		return nil
 	}
-	return floorPairs(ctx, r, count)
+	return floorPairs(ctx, r)
 }
 
 // floorPairs runs the floor pair twice (floor.go), in turn: the classic
 // with the stream carrying its events, then alone; alone, then carried.
-func floorPairs(ctx context.Context, r *results, count *streamCounter) error {
+func floorPairs(ctx context.Context, r *results) error {
 	carried := "classic, the stream carrying its events"
 	for _, spec := range []burstSpec{
 		{side: carried, pair: "floor", order: 1, kind: classicFoo, ns: nsBurstCarried, carried: true},
@@ -427,7 +387,7 @@ func floorPairs(ctx context.Context, r *results, count *streamCounter) error {
 		if err != nil {
 			return err
 		}
-		if err := runBursts(ctx, r, streamWiring, count, spec); err != nil {
+		if err := runBursts(ctx, r, streamWiring, spec); err != nil {
 			return err
 		}
 	}

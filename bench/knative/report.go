@@ -32,7 +32,7 @@ import (
 // given).
 func write(r *results, out string) error {
 	var b strings.Builder
-	for _, section := range []func(*strings.Builder, *results){header, wakeUps, idleBill, perOperator, namespaceCost, bursts, burstsCPU, streamEvents, auditBreakdown} {
+	for _, section := range []func(*strings.Builder, *results){header, wakeUps, idleBill, perOperator, namespaceCost, bursts, burstsCPU, auditBreakdown} {
 		section(&b, r)
 	}
 	fmt.Print(b.String())
@@ -58,13 +58,9 @@ func write(r *results, out string) error {
 // header is the title, the flags and what the run found.
 func header(b *strings.Builder, r *results) {
 	fmt.Fprintf(b, "# On real Knative: the one-node cluster (hack/cluster), %s\n\n", r.Started.Format(time.RFC3339))
-	count := ""
-	if r.CountStream {
-		count = " -count-stream"
-	}
-	fmt.Fprintf(b, "`hack/bench-knative.sh -wakeups %d -n %d -idle %v -burst %d -pairs %s%s`. The classic is k8s.io/sample-controller v0.35.4 "+
+	fmt.Fprintf(b, "`hack/bench-knative.sh -wakeups %d -n %d -idle %v -burst %d -pairs %s`. The classic is k8s.io/sample-controller v0.35.4 "+
 		"as a pod, its client raised to the reconciler's limit (200 requests/s, burst 400). Foos ask for 0 replicas.\n\n",
-		r.WakeUps, r.N, time.Duration(r.IdleSeconds*float64(time.Second)), r.Burst, strings.Join(r.Pairs, ","), count)
+		r.WakeUps, r.N, time.Duration(r.IdleSeconds*float64(time.Second)), r.Burst, strings.Join(r.Pairs, ","))
 	for _, n := range r.Notes {
 		fmt.Fprintf(b, "- %s\n", n)
 	}
@@ -322,34 +318,6 @@ func burstsCPU(b *strings.Builder, r *results) {
 	row("**all**", func(c *burstCPU) string { return fmt.Sprintf("**%.1f**", c.Seconds) })
 	row("window (s)", func(c *burstCPU) string { return fmt.Sprintf("%.1f", c.WindowSeconds) })
 	row("cores busy", func(c *burstCPU) string { return fmt.Sprintf("%.2f", c.Cores) })
-	b.WriteString("\n")
-}
-
-// streamEvents is what the stream carried during each of its bursts
-// (-count-stream).
-func streamEvents(b *strings.Builder, r *results) {
-	var rows []burstResult
-	for _, res := range r.Bursts {
-		if len(res.StreamEvents) > 0 {
-			rows = append(rows, res)
-		}
-	}
-	if len(rows) == 0 {
-		return
-	}
-	b.WriteString("## What the shared stream carried during its bursts\n\n")
-	b.WriteString("Counted by a Trigger on the stream's Broker with no filter, to a sink in the bench (`-count-stream`), from the " +
-		"burst's first create to the first reconcile of every Foo: events by kind and type, and their data's size. That Trigger " +
-		"costs every event one more delivery: these bursts' times are not comparable with a run's without it.\n\n")
-	b.WriteString("| burst | kind | type | events | kB of data |\n|---|---|---|---:|---:|\n")
-	for _, res := range rows {
-		var events, bytes int
-		for _, c := range res.StreamEvents {
-			events, bytes = events+c.Events, bytes+c.Bytes
-			fmt.Fprintf(b, "| %s (%s) | %s %s | %s | %d | %.0f |\n", res.Side, res.Namespace, c.Kind, c.APIVersion, c.Type, c.Events, float64(c.Bytes)/1000)
-		}
-		fmt.Fprintf(b, "| %s (%s) | **all** | | **%d** | **%.0f** |\n", res.Side, res.Namespace, events, float64(bytes)/1000)
-	}
 	b.WriteString("\n")
 }
 
