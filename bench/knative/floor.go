@@ -28,8 +28,6 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-
-	"github.com/frugal-operator/foo-operator/pkg/reconciler/foo/resources"
 )
 
 // The floor pair measures what the shared stream's data plane costs a
@@ -50,8 +48,9 @@ const carriedRole = "bench-classic-carried"
 const carriedAPIVersion = "samplecontroller.k8s.io/v1alpha1"
 
 // carriedDeployments selects the Deployments the stream carries for the
-// classic: every one without the Foo operator's label or a revision's.
-const carriedDeployments = "!" + resources.FooLabelKey + ",!serving.knative.dev/revision"
+// classic: every one without the Foo operator's label (its Deployments'
+// owner, config/600-sources.yaml's selector) or a revision's.
+const carriedDeployments = "!samplecontroller.knative.io/foo,!serving.knative.dev/revision"
 
 var triggerGVR = schema.GroupVersionResource{Group: "eventing.knative.dev", Version: "v1", Resource: "triggers"}
 

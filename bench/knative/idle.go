@@ -31,7 +31,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
 // The rows of the idle bill.
@@ -435,11 +434,8 @@ func pingBetween(from, to time.Time) bool {
 func countObjects(ctx context.Context) map[kind]int {
 	out := map[kind]int{}
 	cached := metav1.ListOptions{ResourceVersion: "0"}
-	if l, err := foos.SamplecontrollerV1alpha1().Foos("").List(ctx, cached); err == nil {
-		out[oursFoo] = len(l.Items)
-	}
-	for k, gvr := range map[kind]schema.GroupVersionResource{classicFoo: classicGVR, bar: barGVR} {
-		if l, err := dyn.Resource(gvr).List(ctx, cached); err == nil {
+	for _, k := range []kind{oursFoo, classicFoo, bar} {
+		if l, err := dyn.Resource(k.gvr()).List(ctx, cached); err == nil {
 			out[k] = len(l.Items)
 		}
 	}
