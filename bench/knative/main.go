@@ -118,7 +118,6 @@ type results struct {
 	Bursts      []burstResult `json:"bursts,omitempty"`
 	// NamespaceChurn is one namespace made and deleted on the stream.
 	NamespaceChurn *namespaceChurn `json:"namespaceChurn,omitempty"`
-	ControllerPace pace            `json:"controllerManager"`
 	Cost           cost            `json:"cost"`
 	Chart          chart           `json:"chart"`
 }
@@ -159,7 +158,6 @@ func run(ctx context.Context, r *results, idle time.Duration, out string) error 
 	if err != nil {
 		r.Notes = append(r.Notes, "The run stopped early: "+err.Error())
 	}
-	r.ControllerPace = controllerManagerPace()
 	if len(r.Direct.Rows) > 0 && len(r.Stream.Rows) > 0 {
 		r.Cost = costOf(r.Direct, r.Stream)
 		r.Chart = chartOf(r.Cost)

@@ -241,7 +241,7 @@ func namespaceCost(b *strings.Builder, r *results) {
 	b.WriteString("\n")
 }
 
-// bursts is the bursts' table, then what paces the deployment controller.
+// bursts is the bursts' table.
 func bursts(b *strings.Builder, r *results) {
 	if len(r.Bursts) == 0 {
 		return
@@ -265,7 +265,7 @@ func bursts(b *strings.Builder, r *results) {
 		fmt.Fprintf(b, "| %s (%s) | %s of 2, %s pair | %s | %s | %s | %s |\n", res.Side, res.Namespace, ordinal(res.Order), res.Pair,
 			seconds(res.CreatedSeconds), seconds(res.FirstReconcileAllSeconds), seconds(res.DeploymentsObservedAllSeconds), ready)
 	}
-	b.WriteString("\n" + paceText(r.ControllerPace, r.Burst) + "\n\n")
+	b.WriteString("\n")
 }
 
 // burstsCPU is the node's CPU during each burst, by component.
@@ -324,31 +324,6 @@ func burstsCPU(b *strings.Builder, r *results) {
 // cpuShown is the least share of a burst's CPU a component needs to be
 // listed on its own.
 const cpuShown = 0.02
-
-// paceText says what sets the deployment controller's pace.
-func paceText(p pace, burst int) string {
-	if p.Error != "" {
-		return "What sets the deployment controller's pace: " + p.Source + " not read: " + p.Error
-	}
-	var flags []string
-	for _, f := range paceFlags {
-		s := "--" + f[0] + "=" + p.Flags[f[0]]
-		if slices.Contains(p.Defaulted, f[0]) {
-			s += " (the default)"
-		}
-		flags = append(flags, s)
-	}
-	text := "What sets the deployment controller's pace: kube-controller-manager as " + p.Source + " starts it, " + strings.Join(flags, ", ") + "."
-	if p.Flags["use-service-account-credentials"] == "true" {
-		text += " With service-account credentials each controller has its own client, each at that limit."
-	}
-	if qps, err := strconv.ParseFloat(p.Flags["kube-api-qps"], 64); err == nil && qps > 0 {
-		text += fmt.Sprintf(" Each new Deployment costs the deployment controller at least two writes (its ReplicaSet, then its status, "+
-			"which carries observedGeneration), so %d Deployments cannot all be observed in less than about 2 × %d / %g = %.0f s, whoever made them.",
-			burst, burst, qps, math.Ceil(2*float64(burst)/qps))
-	}
-	return text
-}
 
 // auditBreakdown is our bursts' audit tables.
 func auditBreakdown(b *strings.Builder, r *results) {
