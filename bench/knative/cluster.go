@@ -373,16 +373,3 @@ func classicAvailable(ctx context.Context) error {
 		return d.Status.AvailableReplicas == 1, nil
 	})
 }
-
-// createAndTime creates one of our Foos and times it to its Deployment.
-func createAndTime(ctx context.Context, ns, name string) (time.Duration, error) {
-	start := time.Now()
-	if _, err := dyn.Resource(oursGVR).Namespace(ns).Create(ctx, oursFoo.object(ns, name), metav1.CreateOptions{}); err != nil {
-		return 0, fmt.Errorf("creating Foo %s/%s: %w", ns, name, err)
-	}
-	err := poll(ctx, 50*time.Millisecond, 5*time.Minute, "the Deployment of "+name, func(ctx context.Context) (bool, error) {
-		_, err := kube.AppsV1().Deployments(ns).Get(ctx, name, metav1.GetOptions{})
-		return err == nil, nil
-	})
-	return time.Since(start), err
-}

@@ -188,3 +188,36 @@ func checkCarried(ctx context.Context, ns string) error {
 	}
 	return nil
 }
+
+// floorPairs runs the floor pair twice (floor.go), in turn: the classic
+// with the stream carrying its events, then alone; alone, then carried.
+func floorPairs(ctx context.Context, r *results) error {
+	carried := "classic, the stream carrying its events"
+	for _, spec := range []burstSpec{
+		{side: carried, pair: "floor", order: 1, kind: classicFoo, ns: nsBurstCarried, carried: true},
+		{side: "classic", pair: "floor", order: 2, kind: classicFoo, ns: nsBurstClassic4},
+		{side: "classic", pair: "second floor", order: 1, kind: classicFoo, ns: nsBurstClassic5},
+		{side: carried, pair: "second floor", order: 2, kind: classicFoo, ns: nsBurstCarried2, carried: true},
+	} {
+		carrying, err := streamWatches(ctx, carriedAPIVersion, "Foo")
+		if err != nil {
+			return err
+		}
+		switch {
+		case spec.carried && !carrying:
+			logf("the stream carrying the classic's events (floor.go)")
+			err = carryClassic(ctx)
+		case !spec.carried && carrying:
+			logf("the stream as its members have it")
+			err = uncarryClassic(ctx)
+		}
+		if err != nil {
+			return err
+		}
+		if err := runBursts(ctx, r, streamWiring, spec); err != nil {
+			return err
+		}
+	}
+	logf("the stream as its members have it")
+	return uncarryClassic(ctx)
+}
