@@ -37,7 +37,7 @@ const (
 	OursQueued    = "frugal, ack on enqueue"
 	Classic       = "classic, stock (5 req/s)"
 	ClassicRaised = "classic, raised QPS"
-	Adapters      = "2 ApiServerSource adapters"
+	Adapters      = "ApiServerSource adapter"
 )
 
 // Config says what to measure.
