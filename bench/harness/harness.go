@@ -91,7 +91,8 @@ type Result struct {
 	Requests                  map[string]float64
 	WritesPerFoo, ReadsPerFoo float64
 	IdleCPUSeconds            float64
-	DrainMs                   float64
+	// DrainMs: ours, from SIGTERM (as Knative scales to zero) until it exited.
+	DrainMs float64
 	// Resync: the ping's resync at steady state (N converged Foos): the
 	// requests it made, by "VERB resource", and the time to its answer.
 	Resync   map[string]float64
