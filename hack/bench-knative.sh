@@ -31,13 +31,10 @@
 # Writes bench/results/<time>-knative/{results.md,results.json,chart.png}
 # (chart.png: hack/tools/chart/bars, the idle bill's memory per operator and
 # shared). Flags go to bench/knative (-wakeups 5 -n 1000 -idle 10m -burst
-# 1000 -pairs direct,queued,stream,stream-queued,floor; -burst 0 skips the
-# bursts, -pairs names the burst pairs to run, stream-queued being the
-# stream pair with our reconciler at ACK=queued; -idle 0 skips the idle
-# bill, the pings and the namespace, and draws no chart; -count-stream
-# counts the stream's events during its bursts, one more delivery each, so
-# those bursts' times are not comparable). It takes roughly 2 × -idle plus
-# an hour.
+# 1000 -pairs direct,queued,stream,floor; -burst 0 skips the bursts, -pairs
+# names the burst pairs to run; -idle 0 skips the idle bill, the pings and
+# the namespace, and draws no chart). It takes roughly 2 × -idle plus an
+# hour.
 set -euo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/cluster/lib.sh"
 cd "$ROOT"

@@ -19,8 +19,6 @@ package harness
 import (
 	"bytes"
 	"context"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -34,16 +32,14 @@ func TestSmoke(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
-	profiles := t.TempDir()
 	rep, err := Run(ctx, Config{
 		Ns: []int{20}, Burst: 20, StockMaxN: 20, StockBurst: 10, RaisedQPS: 200,
-		Idle: 2 * time.Second, Dir: t.TempDir(), Log: t.Logf,
-		Profiles: profiles, ProfileSeconds: 1, SenderAuth: true,
+		Idle: 2 * time.Second, Dir: t.TempDir(), Log: t.Logf, SenderAuth: true,
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, name := range []string{Classic, ClassicRaised, Ours} {
+	for _, name := range []string{Classic, ClassicRaised, Ours, OursQueued} {
 		r := rep.find(name, 20)
 		if r == nil {
 			t.Fatalf("no result for %s", name)
@@ -62,24 +58,15 @@ func TestSmoke(t *testing.T) {
 	if r := rep.find(Ours, 20); r != nil && r.Requests["GET foos"] != 0 {
 		t.Errorf("%s: %.2f GETs of Foos per Foo of the burst, want none: %v", Ours, r.Requests["GET foos"], r.Requests)
 	}
-	// The adapters delivered our burst; they and the reconciler were
-	// profiled doing it.
+	// The adapters delivered our burst, and were measured at rest.
 	if got := rep.find(Ours, 20).BurstCPU["adapters"]; got <= 0 {
 		t.Errorf("ours: the adapters used %.2f CPU s in the burst, want some", got)
 	}
-	if _, err := os.Stat(filepath.Join(profiles, "n20-burst-sample-controller-raised-kube-apiserver.pprof")); err != nil {
-		t.Errorf("no CPU profile of the API server in the raised classic's burst: %v", err)
-	}
-	for _, ns := range []string{"burst-ours", "burst-ours-ack-queued"} {
-		for _, p := range []string{"kube-apiserver", "reconciler", "adapter-foo-operator-foos"} {
-			path := filepath.Join(profiles, "n20-"+ns+"-"+p+".pprof")
-			if fi, err := os.Stat(path); err != nil || fi.Size() == 0 {
-				t.Errorf("no CPU profile of %s in %s: %v", p, ns, err)
-			}
-		}
+	if ad := rep.find(Adapters, 20); ad == nil || ad.SteadyRSSMiB <= 0 {
+		t.Errorf("the adapters' memory was not measured: %+v", ad)
 	}
 	ours := rep.find(Ours, 20)
-	if ours.FirstFooNoResyncMs <= 0 || ours.DrainMs <= 0 {
+	if ours.DrainMs <= 0 {
 		t.Errorf("ours: %+v", ours)
 	}
 	if ours.Requests["POST deployments"] < 0.99 {
@@ -88,11 +75,6 @@ func TestSmoke(t *testing.T) {
 	// With every Foo converged, the resync lists (one page each) and writes nothing.
 	if ours.Resync["LIST foos"] != 1 || ours.Resync["LIST deployments"] != 1 || len(ours.Resync) != 2 {
 		t.Errorf("the ping resync made %v, want one LIST of Foos and one of Deployments", ours.Resync)
-	}
-	// Its own metrics: every Foo of the burst was sent, and its add
-	// reconciled, once (at least: plus the first Foo's).
-	if got := ours.Events["apiserver.resource.add reconciled"]; got < 1 || got > 1.2 || ours.AnswerMs <= 0 {
-		t.Errorf("Foo adds reconciled per Foo = %.2f, answered in %.2f ms; want about 1: %v", got, ours.AnswerMs, ours.Events)
 	}
 	var md bytes.Buffer
 	rep.WriteMarkdown(&md)

@@ -24,6 +24,13 @@ import (
 
 // WriteMarkdown writes the report's tables.
 func (rep *Report) WriteMarkdown(w io.Writer) {
+	for _, section := range []func(io.Writer){rep.mainTable, rep.ratios, rep.requests, rep.resyncs, rep.burstCPU, rep.incomplete} {
+		section(w)
+	}
+}
+
+// mainTable is every controller's figures at every N.
+func (rep *Report) mainTable(w io.Writer) {
 	auth := "off"
 	if rep.SenderAuth {
 		auth = "on: the adapters send their OIDC identities' tokens, and the adds of new Foos stand in for reads"
@@ -37,19 +44,18 @@ func (rep *Report) WriteMarkdown(w io.Writer) {
 			fmt.Fprintf(w, "| %d | %s (shared, separate) | %.0f (%.0f) | %.0f | | | | | | | | %.2f |\n", r.N, r.Controller, r.SteadyRSSMiB, r.AnonRSSMiB, r.PeakRSSMiB, r.IdleCPUSeconds)
 			continue
 		}
-		ready, first := fmt.Sprintf("%.0f", r.ReadyMs), fmt.Sprintf("%.0f", r.FirstFooMs)
-		if r.Controller == Ours && r.ReadyNoResyncMs > 0 {
-			ready = fmt.Sprintf("%.0f (resync off: %.0f)", r.ReadyMs, r.ReadyNoResyncMs)
-			first = fmt.Sprintf("%.0f (resync off: %.0f)", r.FirstFooMs, r.FirstFooNoResyncMs)
-		}
 		burst := fmt.Sprintf("%.1f (%d)", r.BurstSeconds, r.Burst)
 		if r.Incomplete != "" {
 			burst += " incomplete"
 		}
-		fmt.Fprintf(w, "| %d | %s | %.0f (%.0f) | %.0f | %s | %s | %s | %.1f | %.0f / %.0f | %.2f | %.2f | %.2f |\n",
-			r.N, r.Controller, r.SteadyRSSMiB, r.AnonRSSMiB, r.PeakRSSMiB, ready, first, burst, r.UpdateSeconds, r.P50Ms, r.P99Ms, r.WritesPerFoo, r.ReadsPerFoo, r.IdleCPUSeconds)
+		fmt.Fprintf(w, "| %d | %s | %.0f (%.0f) | %.0f | %.0f | %.0f | %s | %.1f | %.0f / %.0f | %.2f | %.2f | %.2f |\n",
+			r.N, r.Controller, r.SteadyRSSMiB, r.AnonRSSMiB, r.PeakRSSMiB, r.ReadyMs, r.FirstFooMs, burst, r.UpdateSeconds, r.P50Ms, r.P99Ms, r.WritesPerFoo, r.ReadsPerFoo, r.IdleCPUSeconds)
 	}
 	fmt.Fprintln(w)
+}
+
+// ratios is ours against the raised classic at every N.
+func (rep *Report) ratios(w io.Writer) {
 	fmt.Fprintln(w, "Ratios, this project against the raised-QPS classic:")
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "| N | RSS steady | burst time (ack after reconcile) | burst time (ack on enqueue) | update burst (ack after reconcile) | update burst (ack on enqueue) | requests per Foo |")
@@ -68,22 +74,24 @@ func (rep *Report) WriteMarkdown(w io.Writer) {
 			ratio(ours.WritesPerFoo+ours.ReadsPerFoo, classic.WritesPerFoo+classic.ReadsPerFoo))
 	}
 	fmt.Fprintln(w)
+}
+
+// requests is each controller's requests per Foo of the burst.
+func (rep *Report) requests(w io.Writer) {
 	fmt.Fprintln(w, "Requests per Foo of the burst, by verb and resource (apiserver_request_total deltas, the harness's own creates taken out):")
 	fmt.Fprintln(w)
 	for _, n := range rep.Ns {
 		for _, name := range []string{ClassicRaised, Ours, OursQueued} {
-			r := rep.find(name, n)
-			if r == nil || len(r.Requests) == 0 {
-				continue
+			if r := rep.find(name, n); r != nil && len(r.Requests) > 0 {
+				fmt.Fprintf(w, "- N=%d, %s: %s\n", n, name, joined(r.Requests, "%.2f"))
 			}
-			var parts []string
-			for _, k := range sortedKeys(r.Requests) {
-				parts = append(parts, fmt.Sprintf("%s %.2f", k, r.Requests[k]))
-			}
-			fmt.Fprintf(w, "- N=%d, %s: %s\n", n, name, strings.Join(parts, ", "))
 		}
 	}
 	fmt.Fprintln(w)
+}
+
+// resyncs is what the ping's resync cost at every N.
+func (rep *Report) resyncs(w io.Writer) {
 	fmt.Fprintln(w, "The ping's resync with every Foo converged (requests by verb and resource, time to its answer):")
 	fmt.Fprintln(w)
 	for _, n := range rep.Ns {
@@ -91,33 +99,20 @@ func (rep *Report) WriteMarkdown(w io.Writer) {
 		if r == nil || r.Resync == nil {
 			continue
 		}
-		var parts []string
 		total, writes := 0.0, 0.0
-		for _, k := range sortedKeys(r.Resync) {
-			parts = append(parts, fmt.Sprintf("%s %.0f", k, r.Resync[k]))
-			total += r.Resync[k]
+		for k, v := range r.Resync {
+			total += v
 			if isWrite(k) {
-				writes += r.Resync[k]
+				writes += v
 			}
 		}
-		fmt.Fprintf(w, "- N=%d: %.0f requests (%s), %.0f writes, answered in %.0f ms\n", n, total, strings.Join(parts, ", "), writes, r.ResyncMs)
+		fmt.Fprintf(w, "- N=%d: %.0f requests (%s), %.0f writes, answered in %.0f ms\n", n, total, joined(r.Resync, "%.0f"), writes, r.ResyncMs)
 	}
 	fmt.Fprintln(w)
-	fmt.Fprintln(w, "What our reconciler was sent, per Foo of the burst, by type and outcome (its own metrics, over its measured life: both bursts included), and its mean time to answer an event:")
-	fmt.Fprintln(w)
-	for _, r := range rep.Results {
-		if len(r.Events) == 0 {
-			continue
-		}
-		var parts []string
-		total := 0.0
-		for _, k := range sortedKeys(r.Events) {
-			parts = append(parts, fmt.Sprintf("%s %.2f", k, r.Events[k]))
-			total += r.Events[k]
-		}
-		fmt.Fprintf(w, "- N=%d, %s: %.2f events (%s), answered in %.2f ms on average\n", r.N, r.Controller, total, strings.Join(parts, ", "), r.AnswerMs)
-	}
-	fmt.Fprintln(w)
+}
+
+// burstCPU is where each burst's time went, by process.
+func (rep *Report) burstCPU(w io.Writer) {
 	fmt.Fprintf(w, "Where a burst's time goes: the CPU seconds each process used during the burst, and what the machine's %d cores left idle (of %d × the burst's seconds):\n", rep.Cores, rep.Cores)
 	fmt.Fprintln(w)
 	for _, r := range rep.Results {
@@ -133,6 +128,10 @@ func (rep *Report) WriteMarkdown(w io.Writer) {
 		fmt.Fprintf(w, "- N=%d, %s (%.1f s, %.1f CPU s): %s\n", r.N, r.Controller, r.BurstSeconds, float64(rep.Cores)*r.BurstSeconds, strings.Join(parts, ", "))
 	}
 	fmt.Fprintln(w)
+}
+
+// incomplete says what did not finish.
+func (rep *Report) incomplete(w io.Writer) {
 	for _, r := range rep.Results {
 		if r.Incomplete != "" {
 			fmt.Fprintf(w, "- N=%d, %s: %s\n", r.N, r.Controller, r.Incomplete)
@@ -140,6 +139,16 @@ func (rep *Report) WriteMarkdown(w io.Writer) {
 	}
 }
 
+// joined is "key value" of every entry of m, in key order.
+func joined(m map[string]float64, format string) string {
+	var parts []string
+	for _, k := range sortedKeys(m) {
+		parts = append(parts, fmt.Sprintf("%s "+format, k, m[k]))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// find is the result of a controller at an N, or nil.
 func (rep *Report) find(controller string, n int) *Result {
 	for i := range rep.Results {
 		if rep.Results[i].Controller == controller && rep.Results[i].N == n {

@@ -60,9 +60,6 @@ type burstResult struct {
 	// CPU is the node's, from the first create to the first reconcile of
 	// every Foo.
 	CPU *burstCPU `json:"cpu,omitempty"`
-	// StreamEvents is what the shared stream carried over the same time
-	// (-count-stream only).
-	StreamEvents []eventCount `json:"streamEvents,omitempty"`
 }
 
 // done tells whether every milestone of the burst was reached.
@@ -73,9 +70,8 @@ func (r *burstResult) done(k kind) bool {
 // runBurst creates n Foos at once in the spec's fresh namespace, with the
 // cluster prepared (see prepare), and times them; for ours, it then reads
 // the reconciler's requests from the audit log, and for the classic
-// deletes them again. With count, it counts what the stream carried until
-// the first reconcile of every Foo.
-func runBurst(ctx context.Context, w wiring, spec burstSpec, n int, count *streamCounter) (burstResult, error) {
+// deletes them again.
+func runBurst(ctx context.Context, w wiring, spec burstSpec, n int) (burstResult, error) {
 	res := burstResult{Side: spec.side, Pair: spec.pair, Order: spec.order, Namespace: spec.ns, Foos: n}
 	b := batch{kind: spec.kind, ns: spec.ns}
 	logf("burst of %d Foos: %s (%s pair, %d of 2, in %s); preparing", n, spec.side, spec.pair, spec.order, w.name)
@@ -92,32 +88,10 @@ func runBurst(ctx context.Context, w wiring, spec burstSpec, n int, count *strea
 			return res, err
 		}
 	}
-	before, err := readCPU()
+	start, err := timeBurst(ctx, b, n, &res)
 	if err != nil {
-		return res, fmt.Errorf("reading the node's CPU: %w", err)
-	}
-	if count != nil {
-		if _, err := count.take(); err != nil { // what came before
-			return res, err
-		}
-	}
-	start := time.Now()
-	created := make(chan error, 1)
-	go func() { created <- create(ctx, b, n) }()
-	if err := follow(ctx, b, n, start, created, &res, func() error {
-		after, err := readCPU()
-		if err == nil && count != nil {
-			res.StreamEvents, err = count.take()
-		}
-		if err == nil {
-			res.CPU, err = cpuBetween(ctx, before, after)
-		}
-		return err
-	}); err != nil {
 		return res, err
 	}
-	logf("  every Foo reconciled at %.1f s, every Deployment observed at %.1f s, every Foo Ready at %.1f s",
-		res.FirstReconcileAllSeconds, res.DeploymentsObservedAllSeconds, res.ReadyAllSeconds)
 	if spec.carried {
 		if err := checkCarried(ctx, spec.ns); err != nil {
 			return res, err
@@ -130,16 +104,47 @@ func runBurst(ctx context.Context, w wiring, spec burstSpec, n int, count *strea
 		// idle bill would count them.
 		return res, emptyNamespace(ctx, b)
 	}
-	// The reconciler's last requests are in the log once its pod is gone.
+	res.Audit, err = ourRequests(ctx, offset, start)
+	return res, err
+}
+
+// timeBurst creates the n Foos of the batch at once and follows them to
+// every milestone, with the node's CPU until the first reconcile of every
+// Foo. It returns when the burst started.
+func timeBurst(ctx context.Context, b batch, n int, res *burstResult) (time.Time, error) {
+	before, err := readCPU()
+	if err != nil {
+		return time.Time{}, fmt.Errorf("reading the node's CPU: %w", err)
+	}
+	start := time.Now()
+	created := make(chan error, 1)
+	go func() { created <- create(ctx, b, n) }()
+	if err := follow(ctx, b, n, start, created, res, func() error {
+		after, err := readCPU()
+		if err == nil {
+			res.CPU, err = cpuBetween(ctx, before, after)
+		}
+		return err
+	}); err != nil {
+		return start, err
+	}
+	logf("  every Foo reconciled at %.1f s, every Deployment observed at %.1f s, every Foo Ready at %.1f s",
+		res.FirstReconcileAllSeconds, res.DeploymentsObservedAllSeconds, res.ReadyAllSeconds)
+	return start, nil
+}
+
+// ourRequests is our reconciler's requests in the audit log from offset,
+// by second from start, once its pod is gone (its last requests are in the
+// log then).
+func ourRequests(ctx context.Context, offset int64, start time.Time) (*auditTable, error) {
 	if err := gone(ctx, 10*time.Minute, fooReconciler); err != nil {
-		return res, err
+		return nil, err
 	}
 	entries, _, err := controlplane.ReadAuditLog(auditLog, offset, reconcilerUser, "")
 	if err != nil {
-		return res, err
+		return nil, err
 	}
-	res.Audit = breakdown(entries, start)
-	return res, nil
+	return breakdown(entries, start), nil
 }
 
 // prepare waits until the deployment controller has no backlog, the

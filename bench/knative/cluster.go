@@ -39,7 +39,6 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
-	"github.com/frugal-operator/foo-operator/pkg/client/clientset/versioned"
 	"github.com/frugal-operator/foo-operator/test/onenode"
 )
 
@@ -61,17 +60,14 @@ const (
 const adapterSelector = "eventing.knative.dev/source=apiserver-source-controller"
 
 var (
-	classicGVR = schema.GroupVersionResource{Group: "samplecontroller.k8s.io", Version: "v1alpha1", Resource: "foos"}
-	barGVR     = schema.GroupVersionResource{Group: "example.frugal-operator.dev", Version: "v1alpha1", Resource: "bars"}
-	brokerGVR  = schema.GroupVersionResource{Group: "eventing.knative.dev", Version: "v1", Resource: "brokers"}
-	sourceGVR  = schema.GroupVersionResource{Group: "sources.knative.dev", Version: "v1", Resource: "apiserversources"}
-	ksvcGVR    = schema.GroupVersionResource{Group: "serving.knative.dev", Version: "v1", Resource: "services"}
+	brokerGVR = schema.GroupVersionResource{Group: "eventing.knative.dev", Version: "v1", Resource: "brokers"}
+	sourceGVR = schema.GroupVersionResource{Group: "sources.knative.dev", Version: "v1", Resource: "apiserversources"}
+	ksvcGVR   = schema.GroupVersionResource{Group: "serving.knative.dev", Version: "v1", Resource: "services"}
 )
 
 var (
 	// kube speaks protobuf: the bench lists thousands of Deployments a second.
 	kube kubernetes.Interface
-	foos versioned.Interface
 	dyn  dynamic.Interface
 	// node reads the kubelet's /stats/summary, which is JSON.
 	node rest.Interface
@@ -89,9 +85,6 @@ func connect() error {
 	pb.AcceptContentTypes = "application/vnd.kubernetes.protobuf,application/json"
 	if kube, err = kubernetes.NewForConfig(pb); err != nil {
 		return fmt.Errorf("kubernetes client: %w", err)
-	}
-	if foos, err = versioned.NewForConfig(cfg); err != nil {
-		return fmt.Errorf("Foo client: %w", err)
 	}
 	if dyn, err = dynamic.NewForConfig(cfg); err != nil {
 		return fmt.Errorf("dynamic client: %w", err)
@@ -180,9 +173,17 @@ func ready(ctx context.Context, gvr schema.GroupVersionResource, ns, name string
 // readyOf tells whether u's Ready condition is True, of its generation: a
 // Ready of an older generation says nothing of the change just made.
 func readyOf(u *unstructured.Unstructured) bool {
-	if observed, _, _ := unstructured.NestedInt64(u.Object, "status", "observedGeneration"); observed != u.GetGeneration() {
-		return false
-	}
+	return generationObserved(u) && readyCondition(u)
+}
+
+// generationObserved tells whether u's status is of its generation.
+func generationObserved(u *unstructured.Unstructured) bool {
+	observed, _, _ := unstructured.NestedInt64(u.Object, "status", "observedGeneration")
+	return observed == u.GetGeneration()
+}
+
+// readyCondition tells whether u's Ready condition is True.
+func readyCondition(u *unstructured.Unstructured) bool {
 	conds, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
 	for _, c := range conds {
 		if c, _ := c.(map[string]any); c["type"] == "Ready" {
@@ -325,7 +326,7 @@ func listsAll(d *appsv1.Deployment, namespaces []string) bool {
 func canary(ctx context.Context) error {
 	for try := 1; ; try++ {
 		name := "canary-" + strconv.FormatInt(time.Now().UnixNano(), 36)
-		if _, err := foos.SamplecontrollerV1alpha1().Foos(nsCanaries).Create(ctx, newFoo(nsCanaries, name), metav1.CreateOptions{}); err != nil {
+		if _, err := dyn.Resource(oursGVR).Namespace(nsCanaries).Create(ctx, oursFoo.object(nsCanaries, name), metav1.CreateOptions{}); err != nil {
 			return fmt.Errorf("creating canary Foo %s: %w", name, err)
 		}
 		err := poll(ctx, 100*time.Millisecond, 2*time.Minute, "the canary "+name+"'s Deployment", func(ctx context.Context) (bool, error) {
@@ -371,17 +372,4 @@ func classicAvailable(ctx context.Context) error {
 		}
 		return d.Status.AvailableReplicas == 1, nil
 	})
-}
-
-// createAndTime creates one of our Foos and times it to its Deployment.
-func createAndTime(ctx context.Context, ns, name string) (time.Duration, error) {
-	start := time.Now()
-	if _, err := foos.SamplecontrollerV1alpha1().Foos(ns).Create(ctx, newFoo(ns, name), metav1.CreateOptions{}); err != nil {
-		return 0, fmt.Errorf("creating Foo %s/%s: %w", ns, name, err)
-	}
-	err := poll(ctx, 50*time.Millisecond, 5*time.Minute, "the Deployment of "+name, func(ctx context.Context) (bool, error) {
-		_, err := kube.AppsV1().Deployments(ns).Get(ctx, name, metav1.GetOptions{})
-		return err == nil, nil
-	})
-	return time.Since(start), err
 }

@@ -16,12 +16,7 @@ limitations under the License.
 
 package main
 
-import (
-	"math"
-	"os"
-	"regexp"
-	"strings"
-)
+import "math"
 
 // share is what a part of the idle bill costs, each figure time-weighted
 // over its phase's window (a reconciler's memory counts while a pod of it
@@ -152,71 +147,6 @@ func operators(shared, classic, ours float64) int {
 		return 0
 	}
 	return max(1, int(math.Ceil(shared/(classic-ours))))
-}
-
-// pace is how hack/cluster/up.sh starts kube-controller-manager: the flags
-// that set the deployment controller's pace.
-type pace struct {
-	Source string `json:"source"`
-	// Flags holds each flag's value; Defaulted, those up.sh does not set.
-	Flags     map[string]string `json:"flags"`
-	Defaulted []string          `json:"defaulted,omitempty"`
-	Error     string            `json:"error,omitempty"`
-}
-
-// paceFlags are kube-controller-manager's flags that pace the deployment
-// controller, with their defaults (Kubernetes 1.35).
-var paceFlags = [][2]string{
-	{"kube-api-qps", "20"},
-	{"kube-api-burst", "30"},
-	{"concurrent-deployment-syncs", "5"},
-	{"concurrent-replicaset-syncs", "5"},
-	{"use-service-account-credentials", "false"},
-}
-
-// controllerManagerPace reads the flags hack/cluster/up.sh starts
-// kube-controller-manager with.
-func controllerManagerPace() pace {
-	p := pace{Source: "hack/cluster/up.sh", Flags: map[string]string{}}
-	b, err := os.ReadFile(p.Source)
-	if err != nil {
-		p.Error = err.Error()
-		return p
-	}
-	set := map[string]string{}
-	for _, m := range regexp.MustCompile(`--([a-z-]+)=(\S+)`).FindAllStringSubmatch(command(string(b), "start controller-manager"), -1) {
-		set[m[1]] = m[2]
-	}
-	for _, f := range paceFlags {
-		if v, ok := set[f[0]]; ok {
-			p.Flags[f[0]] = v
-		} else {
-			p.Flags[f[0]] = f[1]
-			p.Defaulted = append(p.Defaulted, f[0])
-		}
-	}
-	return p
-}
-
-// command is the shell command of script that begins with prefix, its
-// continued lines joined.
-func command(script, prefix string) string {
-	lines := strings.Split(script, "\n")
-	for i, l := range lines {
-		if !strings.HasPrefix(strings.TrimSpace(l), prefix) {
-			continue
-		}
-		var cmd strings.Builder
-		for ; i < len(lines); i++ {
-			line := strings.TrimSpace(lines[i])
-			cmd.WriteString(" " + strings.TrimSuffix(line, `\`))
-			if !strings.HasSuffix(line, `\`) {
-				break
-			}
-		}
-		return cmd.String()
-	}
-	return ""
 }
 
 // chart is what hack/tools/chart/bars draws into chart.png.

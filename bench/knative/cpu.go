@@ -17,6 +17,7 @@ limitations under the License.
 package main
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"fmt"
@@ -30,8 +31,6 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-
-	"github.com/frugal-operator/foo-operator/bench/harness"
 )
 
 // A burst's CPU: what every process of the node used, from the burst's
@@ -68,13 +67,30 @@ func readCPU() (cpuReading, error) {
 		if err != nil {
 			continue
 		}
-		seconds, err := harness.CPUSeconds(pid)
+		seconds, err := cpuSeconds(pid)
 		if err != nil {
 			continue // gone
 		}
 		r.procs[pid] = procCPU{seconds: seconds, component: componentOf(filepath.Join("/proc", e.Name()))}
 	}
 	return r, nil
+}
+
+// cpuSeconds is the user and system CPU time the process has used, from
+// /proc/<pid>/stat (fields 14 and 15, in clock ticks of 1/100 s).
+func cpuSeconds(pid int) (float64, error) {
+	b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
+	if err != nil {
+		return 0, err
+	}
+	// The command name, in parentheses, may hold spaces: count from after it.
+	fields := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
+	if len(fields) < 13 {
+		return 0, fmt.Errorf("short /proc/%d/stat", pid)
+	}
+	user, _ := strconv.ParseFloat(fields[11], 64)
+	system, _ := strconv.ParseFloat(fields[12], 64)
+	return (user + system) / 100, nil
 }
 
 // componentOf names the process of dir: its pod's UID if it runs in one,

@@ -28,8 +28,6 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-
-	"github.com/frugal-operator/foo-operator/pkg/reconciler/foo/resources"
 )
 
 // The floor pair measures what the shared stream's data plane costs a
@@ -50,8 +48,9 @@ const carriedRole = "bench-classic-carried"
 const carriedAPIVersion = "samplecontroller.k8s.io/v1alpha1"
 
 // carriedDeployments selects the Deployments the stream carries for the
-// classic: every one without the Foo operator's label or a revision's.
-const carriedDeployments = "!" + resources.FooLabelKey + ",!serving.knative.dev/revision"
+// classic: every one without the Foo operator's label (its Deployments'
+// owner, config/600-sources.yaml's selector) or a revision's.
+const carriedDeployments = "!samplecontroller.knative.io/foo,!serving.knative.dev/revision"
 
 var triggerGVR = schema.GroupVersionResource{Group: "eventing.knative.dev", Version: "v1", Resource: "triggers"}
 
@@ -69,6 +68,21 @@ var triggerGVR = schema.GroupVersionResource{Group: "eventing.knative.dev", Vers
 // scaling of ours would wake it again). The new adapter sends an add for every
 // classic object there already: the burst's preparation waits them out.
 func carryClassic(ctx context.Context) error {
+	if err := grantClassic(ctx); err != nil {
+		return err
+	}
+	if err := watchClassic(ctx); err != nil {
+		return err
+	}
+	if err := letClassicThrough(ctx); err != nil {
+		return err
+	}
+	return streamAdapterCarries(ctx, true)
+}
+
+// grantClassic lets the stream's adapter read the classic's Foos, through
+// a ClusterRole aggregated into its own.
+func grantClassic(ctx context.Context) error {
 	role := &rbacv1.ClusterRole{
 		ObjectMeta: metav1.ObjectMeta{Name: carriedRole, Labels: map[string]string{"stream.frugal-operator.dev/aggregate-to-watcher": "true"}},
 		Rules:      []rbacv1.PolicyRule{{APIGroups: []string{classicGVR.Group}, Resources: []string{classicGVR.Resource}, Verbs: []string{"get", "list", "watch"}}},
@@ -76,7 +90,7 @@ func carryClassic(ctx context.Context) error {
 	if _, err := kube.RbacV1().ClusterRoles().Create(ctx, role, metav1.CreateOptions{}); err != nil && !apierrs.IsAlreadyExists(err) {
 		return fmt.Errorf("granting the stream's adapter the classic's Foos: %w", err)
 	}
-	err := poll(ctx, time.Second, 2*time.Minute, "the stream's adapter's role with the classic's Foos", func(ctx context.Context) (bool, error) {
+	return poll(ctx, time.Second, 2*time.Minute, "the stream's adapter's role with the classic's Foos", func(ctx context.Context) (bool, error) {
 		r, err := kube.RbacV1().ClusterRoles().Get(ctx, "operator-stream-watcher", metav1.GetOptions{})
 		if err != nil {
 			return false, nil
@@ -88,9 +102,11 @@ func carryClassic(ctx context.Context) error {
 		}
 		return false, nil
 	})
-	if err != nil {
-		return err
-	}
+}
+
+// watchClassic adds the classic's Foos and Deployments to the stream's
+// ApiServerSource.
+func watchClassic(ctx context.Context) error {
 	sources := dyn.Resource(sourceGVR).Namespace(streamNS)
 	u, err := sources.Get(ctx, "operators", metav1.GetOptions{})
 	if err != nil {
@@ -115,8 +131,15 @@ func carryClassic(ctx context.Context) error {
 	if _, err := sources.Update(ctx, u, metav1.UpdateOptions{}); err != nil {
 		return fmt.Errorf("adding the classic's kinds to the stream's ApiServerSource: %w", err)
 	}
+	return nil
+}
+
+// letClassicThrough adds the classic's Foos to the any filter of the Foo
+// operator's Trigger (its Deployments pass already).
+func letClassicThrough(ctx context.Context) error {
 	triggers := dyn.Resource(triggerGVR).Namespace(streamNS)
-	if u, err = triggers.Get(ctx, fooReconciler.name, metav1.GetOptions{}); err != nil {
+	u, err := triggers.Get(ctx, fooReconciler.name, metav1.GetOptions{})
+	if err != nil {
 		return fmt.Errorf("reading the Foo operator's Trigger: %w", err)
 	}
 	filters, _, _ := unstructured.NestedSlice(u.Object, "spec", "filters")
@@ -136,7 +159,7 @@ func carryClassic(ctx context.Context) error {
 	if _, err := triggers.Update(ctx, u, metav1.UpdateOptions{}); err != nil {
 		return fmt.Errorf("letting the classic's Foos through the Foo operator's Trigger: %w", err)
 	}
-	return streamAdapterCarries(ctx, true)
+	return nil
 }
 
 // uncarryClassic takes the stream back as its kustomization has it, and
@@ -188,4 +211,37 @@ func checkCarried(ctx context.Context, ns string) error {
 		return fmt.Errorf("the stream carried %d of the %d Deployments of %s", len(carried.Items), len(all.Items), ns)
 	}
 	return nil
+}
+
+// floorPairs runs the floor pair twice (floor.go), in turn: the classic
+// with the stream carrying its events, then alone; alone, then carried.
+func floorPairs(ctx context.Context, r *results) error {
+	carried := "classic, the stream carrying its events"
+	for _, spec := range []burstSpec{
+		{side: carried, pair: "floor", order: 1, kind: classicFoo, ns: nsBurstCarried, carried: true},
+		{side: "classic", pair: "floor", order: 2, kind: classicFoo, ns: nsBurstClassic4},
+		{side: "classic", pair: "second floor", order: 1, kind: classicFoo, ns: nsBurstClassic5},
+		{side: carried, pair: "second floor", order: 2, kind: classicFoo, ns: nsBurstCarried2, carried: true},
+	} {
+		carrying, err := streamWatches(ctx, carriedAPIVersion, "Foo")
+		if err != nil {
+			return err
+		}
+		switch {
+		case spec.carried && !carrying:
+			logf("the stream carrying the classic's events (floor.go)")
+			err = carryClassic(ctx)
+		case !spec.carried && carrying:
+			logf("the stream as its members have it")
+			err = uncarryClassic(ctx)
+		}
+		if err != nil {
+			return err
+		}
+		if err := runBursts(ctx, r, streamWiring, spec); err != nil {
+			return err
+		}
+	}
+	logf("the stream as its members have it")
+	return uncarryClassic(ctx)
 }

@@ -49,17 +49,13 @@ limitations under the License.
 //     classic with the stream carrying its events to our reconciler, which
 //     answers them at once, then the classic alone; then alone, then
 //     carried: no operator fed by the stream can burst faster than the
-//     classic carried; with -pairs stream-queued, the stream pair again
-//     with our reconciler at ACK=queued, the classic first;
+//     classic carried;
 //  7. what one more operator costs, the break-even number of operators, and
 //     results.md and results.json (with the data of chart.png, which
 //     hack/bench-knative.sh draws).
 //
-// -pairs names the burst pairs to make (direct, queued, stream,
-// stream-queued, floor; all by default): one pair alone takes about ten
-// minutes. -count-stream counts what the stream carries during its bursts,
-// by kind and type (events.go), at the cost of one more delivery of each
-// event.
+// -pairs names the burst pairs to make (direct, queued, stream, floor; all
+// by default): one pair alone takes about ten minutes.
 //
 // Foos ask for 0 replicas: a one-node cluster cannot run thousands of pods.
 // The classic's bursts are deleted once timed: the sample-controller
@@ -78,8 +74,6 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"slices"
-	"strconv"
 	"strings"
 	"time"
 )
@@ -101,23 +95,19 @@ const (
 	nsBurstClassic4 = "burst-classic-4"
 	nsBurstClassic5 = "burst-classic-5"
 	nsBurstCarried2 = "burst-classic-carried-2"
-	nsBurstStreamQ  = "burst-ours-stream-queued"
-	nsBurstClassic6 = "burst-classic-6"
 )
 
 // benchNamespaces are every namespace the bench makes Foos or Bars in.
-var benchNamespaces = []string{nsWake, nsCanaries, nsOurs, nsClassic, nsBars, nsBurstClassic1, nsBurstDirect, nsBurstStream, nsBurstClassic2, nsBurstQueued, nsBurstClassic3, nsBurstCarried, nsBurstClassic4, nsBurstClassic5, nsBurstCarried2, nsBurstStreamQ, nsBurstClassic6}
+var benchNamespaces = []string{nsWake, nsCanaries, nsOurs, nsClassic, nsBars, nsBurstClassic1, nsBurstDirect, nsBurstStream, nsBurstClassic2, nsBurstQueued, nsBurstClassic3, nsBurstCarried, nsBurstClassic4, nsBurstClassic5, nsBurstCarried2}
 
 // results is every figure of a run, as results.json holds it.
 type results struct {
-	Started     time.Time `json:"started"`
-	WakeUps     int       `json:"wakeUps"`
-	N           int       `json:"n"`
-	IdleSeconds float64   `json:"idleSeconds"`
-	Burst       int       `json:"burst"`
-	Pairs       []string  `json:"pairs"`
-	// CountStream: a Trigger counted the stream's events (events.go).
-	CountStream bool          `json:"countStream,omitempty"`
+	Started     time.Time     `json:"started"`
+	WakeUps     int           `json:"wakeUps"`
+	N           int           `json:"n"`
+	IdleSeconds float64       `json:"idleSeconds"`
+	Burst       int           `json:"burst"`
+	Pairs       []string      `json:"pairs"`
 	Notes       []string      `json:"notes,omitempty"`
 	FromZero    []float64     `json:"fromZeroSeconds"`
 	Warm        []float64     `json:"warmSeconds"`
@@ -126,7 +116,6 @@ type results struct {
 	Bursts      []burstResult `json:"bursts,omitempty"`
 	// NamespaceChurn is one namespace made and deleted on the stream.
 	NamespaceChurn *namespaceChurn `json:"namespaceChurn,omitempty"`
-	ControllerPace pace            `json:"controllerManager"`
 	Cost           cost            `json:"cost"`
 	Chart          chart           `json:"chart"`
 }
@@ -136,11 +125,10 @@ func main() {
 	n := flag.Int("n", 1000, "converged Foos of each kind (and Bars) during the idle windows")
 	idle := flag.Duration("idle", 10*time.Minute, "each idle window (one per phase); 0: no idle bill, resync pings or namespace churn")
 	burst := flag.Int("burst", 1000, "Foos in each burst (0: no burst)")
-	pairs := flag.String("pairs", strings.Join(pairNames, ","), "the burst pairs to run, of direct (ACK=reconciled), queued (direct, ACK=queued), stream, stream-queued, and floor (the classic with the stream carrying its events, and without)")
-	countStream := flag.Bool("count-stream", false, "count the events the shared stream carries during its bursts, with one more Trigger (every event one more delivery: their times are not comparable with a run's without)")
+	pairs := flag.String("pairs", strings.Join(pairNames, ","), "the burst pairs to run, of direct (ACK=reconciled), queued (direct, ACK=queued), stream, and floor (the classic with the stream carrying its events, and without)")
 	out := flag.String("out", "", "folder for results.md and results.json")
 	flag.Parse()
-	r := &results{Started: time.Now().UTC(), WakeUps: *wakeups, N: *n, IdleSeconds: idle.Seconds(), Burst: *burst, CountStream: *countStream}
+	r := &results{Started: time.Now().UTC(), WakeUps: *wakeups, N: *n, IdleSeconds: idle.Seconds(), Burst: *burst}
 	var err error
 	if r.Pairs, err = parsePairs(*pairs); err != nil {
 		fmt.Fprintln(os.Stderr, "knative:", err)
@@ -168,7 +156,6 @@ func run(ctx context.Context, r *results, idle time.Duration, out string) error 
 	if err != nil {
 		r.Notes = append(r.Notes, "The run stopped early: "+err.Error())
 	}
-	r.ControllerPace = controllerManagerPace()
 	if len(r.Direct.Rows) > 0 && len(r.Stream.Rows) > 0 {
 		r.Cost = costOf(r.Direct, r.Stream)
 		r.Chart = chartOf(r.Cost)
@@ -177,260 +164,4 @@ func run(ctx context.Context, r *results, idle time.Duration, out string) error 
 		return errors.Join(err, werr)
 	}
 	return err
-}
-
-// measure runs the steps of the bench.
-func measure(ctx context.Context, r *results, idle time.Duration) error {
-	for _, ns := range benchNamespaces {
-		if err := ensureNamespace(ctx, ns); err != nil {
-			return err
-		}
-	}
-	note, err := ensureDirect(ctx)
-	if err != nil {
-		return err
-	}
-	if note != "" {
-		r.Notes = append(r.Notes, note)
-	}
-	if err := delivers(ctx, directWiring); err != nil {
-		return err
-	}
-	if err := timeWakeUps(ctx, r); err != nil {
-		return err
-	}
-	if err := directPhase(ctx, r, idle); err != nil {
-		return err
-	}
-	return streamPhase(ctx, r, idle)
-}
-
-// timeWakeUps times Foos created while the reconciler is at zero, each
-// followed by one created while its pod is warm.
-func timeWakeUps(ctx context.Context, r *results) error {
-	logf("wake-ups from zero: %d", r.WakeUps)
-	// Names of this run: a run started again finds the last one's Foos.
-	tag := strconv.FormatInt(time.Now().Unix(), 36)
-	for i := range r.WakeUps {
-		if err := atZero(ctx, fooReconciler); err != nil {
-			return err
-		}
-		cold, err := createAndTime(ctx, nsWake, fmt.Sprintf("cold-%s-%02d", tag, i))
-		if err != nil {
-			return err
-		}
-		logf("  from zero %d: %v", i+1, cold.Round(time.Millisecond))
-		warm, err := createAndTime(ctx, nsWake, fmt.Sprintf("warm-%s-%02d", tag, i))
-		if err != nil {
-			return err
-		}
-		r.FromZero = append(r.FromZero, cold.Seconds())
-		r.Warm = append(r.Warm, warm.Seconds())
-	}
-	return nil
-}
-
-// directPhase is phase 1: the classic and the Foo operator in direct
-// wiring, N converged Foos each, the idle bill, then the direct burst pair
-// (the classic first).
-func directPhase(ctx context.Context, r *results, idle time.Duration) error {
-	logf("phase 1, one operator in direct wiring: the classic sample-controller as a pod")
-	if err := classicAvailable(ctx); err != nil {
-		return err
-	}
-	logf("%d Foos of each kind", r.N)
-	if err := populate(ctx, r.N, []batch{{oursFoo, nsOurs}, {classicFoo, nsClassic}}); err != nil {
-		return err
-	}
-	if err := gone(ctx, 10*time.Minute, fooReconciler); err != nil {
-		return err
-	}
-	if idle > 0 {
-		logf("idle for %v", idle)
-		var err error
-		if r.Direct, err = measureIdle(ctx, "one operator, direct wiring", idle, directGroups()); err != nil {
-			return fmt.Errorf("phase 1's idle bill: %w", err)
-		}
-		logf("a resync ping's wake-up")
-		if r.Direct.PingWakes, err = firePings(ctx, fooPing); err != nil {
-			return fmt.Errorf("phase 1's ping: %w", err)
-		}
-	}
-	if r.runs("direct") {
-		if err := runBursts(ctx, r, directWiring, nil,
-			burstSpec{side: "classic", pair: "direct", order: 1, kind: classicFoo, ns: nsBurstClassic1},
-			burstSpec{side: "ours, direct wiring", pair: "direct", order: 2, kind: oursFoo, ns: nsBurstDirect},
-		); err != nil {
-			return err
-		}
-	}
-	if !r.runs("queued") {
-		return nil
-	}
-	// The same wiring with events answered once enqueued (ours first).
-	return runBurstsQueued(ctx, r, directWiring, nil,
-		burstSpec{side: "ours, direct wiring, ACK=queued", pair: "direct ACK=queued", order: 1, kind: oursFoo, ns: nsBurstQueued},
-		burstSpec{side: "classic", pair: "direct ACK=queued", order: 2, kind: classicFoo, ns: nsBurstClassic3},
-	)
-}
-
-// pairNames are the burst pairs a run can make, in the order it makes them.
-var pairNames = []string{"direct", "queued", "stream", "stream-queued", "floor"}
-
-// parsePairs reads -pairs: names of pairNames, separated by commas.
-func parsePairs(flag string) ([]string, error) {
-	var pairs []string
-	for name := range strings.SplitSeq(flag, ",") {
-		if name = strings.TrimSpace(name); name == "" {
-			continue
-		}
-		if !slices.Contains(pairNames, name) {
-			return nil, fmt.Errorf("-pairs: no burst pair %q (the pairs are %s)", name, strings.Join(pairNames, ", "))
-		}
-		pairs = append(pairs, name)
-	}
-	return pairs, nil
-}
-
-// runs tells whether the run makes the burst pair named pair.
-func (r *results) runs(pair string) bool {
-	return r.Burst > 0 && slices.Contains(r.Pairs, pair)
-}
-
-// runBursts runs each burst in turn in wiring w, keeping its result, and
-// with count, what the stream carried.
-func runBursts(ctx context.Context, r *results, w wiring, count *streamCounter, specs ...burstSpec) error {
-	for _, b := range specs {
-		res, err := runBurst(ctx, w, b, r.Burst, count)
-		if err != nil {
-			return err
-		}
-		r.Bursts = append(r.Bursts, res)
-	}
-	return nil
-}
-
-// runBurstsQueued runs the bursts as runBursts does, with our reconciler
-// answering events once enqueued (ACK=queued), and sets it back.
-func runBurstsQueued(ctx context.Context, r *results, w wiring, count *streamCounter, specs ...burstSpec) error {
-	logf("our reconciler answering events once enqueued (ACK=queued)")
-	if err := setAck(ctx, "queued"); err != nil {
-		return err
-	}
-	if err := runBursts(ctx, r, w, count, specs...); err != nil {
-		return err
-	}
-	return setAck(ctx, "reconciled")
-}
-
-// streamPhase is phase 2: the Bar operator installed, both operators
-// switched to the shared stream, N converged Bars, the idle bill, then the
-// stream's burst pairs (streamBursts), their events counted with
-// -count-stream. It leaves the cluster in stream wiring, the stream as its
-// members have it.
-func streamPhase(ctx context.Context, r *results, idle time.Duration) error {
-	logf("phase 2, two operators on the shared stream: the Bar operator")
-	if err := installBar(ctx); err != nil {
-		return err
-	}
-	logf("both operators to the stream (%s)", overlayDir)
-	if err := switchToStream(ctx); err != nil {
-		return err
-	}
-	logf("%d Bars", r.N)
-	if err := populate(ctx, r.N, []batch{{bar, nsBars}}); err != nil {
-		return err
-	}
-	if err := gone(ctx, 10*time.Minute, fooReconciler, barReconciler, deadLetters); err != nil {
-		return err
-	}
-	if idle > 0 {
-		logf("idle for %v", idle)
-		var err error
-		if r.Stream, err = measureIdle(ctx, "two operators, shared stream", idle, streamGroups()); err != nil {
-			return fmt.Errorf("phase 2's idle bill: %w", err)
-		}
-		logf("the resync pings' wake-ups")
-		if r.Stream.PingWakes, err = firePings(ctx, fooPing, barPing); err != nil {
-			return fmt.Errorf("phase 2's pings: %w", err)
-		}
-		logf("a namespace made, then deleted")
-		if r.NamespaceChurn, err = churnNamespace(ctx, fooReconciler, barReconciler); err != nil {
-			return fmt.Errorf("phase 2's namespace: %w", err)
-		}
-	}
-	if !r.runs("stream") && !r.runs("stream-queued") && !r.runs("floor") {
-		return nil
-	}
-	var count *streamCounter
-	if r.CountStream {
-		logf("counting the stream's events (%s Trigger)", countTrigger)
-		var err error
-		if count, err = startCounting(ctx); err != nil {
-			return err
-		}
-	}
-	err := streamBursts(ctx, r, count)
-	if count != nil {
-		err = errors.Join(err, count.stop(ctx))
-	}
-	return err
-}
-
-// streamBursts runs the stream's burst pairs: the stream pair, ours
-// first; the same at ACK=queued, the classic first; the floor pairs.
-func streamBursts(ctx context.Context, r *results, count *streamCounter) error {
-	if r.runs("stream") {
-		if err := runBursts(ctx, r, streamWiring, count,
-			burstSpec{side: "ours, shared stream", pair: "stream", order: 1, kind: oursFoo, ns: nsBurstStream},
-			burstSpec{side: "classic", pair: "stream", order: 2, kind: classicFoo, ns: nsBurstClassic2},
-		); err != nil {
-			return err
-		}
-	}
-	if r.runs("stream-queued") {
-		if err := runBurstsQueued(ctx, r, streamWiring, count,
-			burstSpec{side: "classic", pair: "stream ACK=queued", order: 1, kind: classicFoo, ns: nsBurstClassic6},
-			burstSpec{side: "ours, shared stream, ACK=queued", pair: "stream ACK=queued", order: 2, kind: oursFoo, ns: nsBurstStreamQ},
-		); err != nil {
-			return err
-		}
-	}
-	if !r.runs("floor") {
-		return nil
-	}
-	return floorPairs(ctx, r, count)
-}
-
-// floorPairs runs the floor pair twice (floor.go), in turn: the classic
-// with the stream carrying its events, then alone; alone, then carried.
-func floorPairs(ctx context.Context, r *results, count *streamCounter) error {
-	carried := "classic, the stream carrying its events"
-	for _, spec := range []burstSpec{
-		{side: carried, pair: "floor", order: 1, kind: classicFoo, ns: nsBurstCarried, carried: true},
-		{side: "classic", pair: "floor", order: 2, kind: classicFoo, ns: nsBurstClassic4},
-		{side: "classic", pair: "second floor", order: 1, kind: classicFoo, ns: nsBurstClassic5},
-		{side: carried, pair: "second floor", order: 2, kind: classicFoo, ns: nsBurstCarried2, carried: true},
-	} {
-		carrying, err := streamWatches(ctx, carriedAPIVersion, "Foo")
-		if err != nil {
-			return err
-		}
-		switch {
-		case spec.carried && !carrying:
-			logf("the stream carrying the classic's events (floor.go)")
-			err = carryClassic(ctx)
-		case !spec.carried && carrying:
-			logf("the stream as its members have it")
-			err = uncarryClassic(ctx)
-		}
-		if err != nil {
-			return err
-		}
-		if err := runBursts(ctx, r, streamWiring, count, spec); err != nil {
-			return err
-		}
-	}
-	logf("the stream as its members have it")
-	return uncarryClassic(ctx)
 }

@@ -25,9 +25,7 @@ import (
 	apierrs "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"knative.dev/pkg/ptr"
-
-	samplesv1alpha1 "github.com/frugal-operator/foo-operator/pkg/apis/samplecontroller/v1alpha1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
 // kind is one of the kinds of objects the bench makes.
@@ -39,38 +37,41 @@ const (
 	bar        kind = "bar"     // the example Bar operator's Bar
 )
 
+var (
+	oursGVR    = schema.GroupVersionResource{Group: "samplecontroller.knative.io", Version: "v1alpha1", Resource: "foos"}
+	classicGVR = schema.GroupVersionResource{Group: "samplecontroller.k8s.io", Version: "v1alpha1", Resource: "foos"}
+	barGVR     = schema.GroupVersionResource{Group: "example.frugal-operator.dev", Version: "v1alpha1", Resource: "bars"}
+)
+
+// gvr is the kind's resource.
+func (k kind) gvr() schema.GroupVersionResource {
+	switch k {
+	case classicFoo:
+		return classicGVR
+	case bar:
+		return barGVR
+	}
+	return oursGVR
+}
+
+// object is an object of the kind: a Foo asks for 0 replicas.
+func (k kind) object(ns, name string) *unstructured.Unstructured {
+	kindName, spec := "Foo", map[string]any{"deploymentName": name, "replicas": int64(0)}
+	if k == bar {
+		kindName, spec = "Bar", map[string]any{"data": map[string]any{"greeting": "hello"}}
+	}
+	return &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": k.gvr().GroupVersion().String(),
+		"kind":       kindName,
+		"metadata":   map[string]any{"name": name, "namespace": ns},
+		"spec":       spec,
+	}}
+}
+
 // batch is n objects of a kind in a namespace.
 type batch struct {
 	kind kind
 	ns   string
-}
-
-// newFoo is one of our Foos, asking for 0 replicas.
-func newFoo(ns, name string) *samplesv1alpha1.Foo {
-	return &samplesv1alpha1.Foo{
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
-		Spec:       samplesv1alpha1.FooSpec{DeploymentName: name, Replicas: ptr.Int32(0)},
-	}
-}
-
-// newClassicFoo is one of the classic's Foos, asking for 0 replicas.
-func newClassicFoo(ns, name string) *unstructured.Unstructured {
-	return &unstructured.Unstructured{Object: map[string]any{
-		"apiVersion": "samplecontroller.k8s.io/v1alpha1",
-		"kind":       "Foo",
-		"metadata":   map[string]any{"name": name, "namespace": ns},
-		"spec":       map[string]any{"deploymentName": name, "replicas": int64(0)},
-	}}
-}
-
-// newBar is one of the example Bar operator's Bars.
-func newBar(ns, name string) *unstructured.Unstructured {
-	return &unstructured.Unstructured{Object: map[string]any{
-		"apiVersion": "example.frugal-operator.dev/v1alpha1",
-		"kind":       "Bar",
-		"metadata":   map[string]any{"name": name, "namespace": ns},
-		"spec":       map[string]any{"data": map[string]any{"greeting": "hello"}},
-	}}
 }
 
 // parallel runs f(0..n-1) on 32 workers and returns the first error.
@@ -115,15 +116,7 @@ func objectName(k kind, i int) string {
 func create(ctx context.Context, b batch, n int) error {
 	err := parallel(n, func(i int) error {
 		name := objectName(b.kind, i)
-		var err error
-		switch b.kind {
-		case oursFoo:
-			_, err = foos.SamplecontrollerV1alpha1().Foos(b.ns).Create(ctx, newFoo(b.ns, name), metav1.CreateOptions{})
-		case classicFoo:
-			_, err = dyn.Resource(classicGVR).Namespace(b.ns).Create(ctx, newClassicFoo(b.ns, name), metav1.CreateOptions{})
-		case bar:
-			_, err = dyn.Resource(barGVR).Namespace(b.ns).Create(ctx, newBar(b.ns, name), metav1.CreateOptions{})
-		}
+		_, err := dyn.Resource(b.kind.gvr()).Namespace(b.ns).Create(ctx, b.kind.object(b.ns, name), metav1.CreateOptions{})
 		if apierrs.IsAlreadyExists(err) {
 			return nil
 		}
@@ -187,47 +180,26 @@ func progressOf(ctx context.Context, b batch) (progress, error) {
 			}
 		}
 	}
-	switch b.kind {
-	case oursFoo:
-		list, err := foos.SamplecontrollerV1alpha1().Foos(b.ns).List(ctx, cached)
-		if err != nil {
-			return p, fmt.Errorf("listing the Foos of %s: %w", b.ns, err)
-		}
-		p.Objects = len(list.Items)
-		for _, f := range list.Items {
-			if f.Status.ObservedGeneration == f.Generation {
-				p.Reconciled++
-			}
-			if f.Status.IsReady() {
-				p.Ready++
-			}
-		}
-	case classicFoo, bar:
-		gvr := classicGVR
-		if b.kind == bar {
-			gvr = barGVR
-		}
-		list, err := dyn.Resource(gvr).Namespace(b.ns).List(ctx, cached)
-		if err != nil {
-			return p, fmt.Errorf("listing the %s objects of %s: %w", b.kind, b.ns, err)
-		}
-		p.Objects = len(list.Items)
-		for i := range list.Items {
-			u := &list.Items[i]
-			if b.kind == bar {
-				observed, _, _ := unstructured.NestedInt64(u.Object, "status", "observedGeneration")
-				if observed == u.GetGeneration() {
-					p.Reconciled++
-				}
-				if readyOf(u) {
-					p.Ready++
-				}
-				continue
-			}
+	list, err := dyn.Resource(b.kind.gvr()).Namespace(b.ns).List(ctx, cached)
+	if err != nil {
+		return p, fmt.Errorf("listing the %s objects of %s: %w", b.kind, b.ns, err)
+	}
+	p.Objects = len(list.Items)
+	for i := range list.Items {
+		u := &list.Items[i]
+		if b.kind == classicFoo {
 			name, _, _ := unstructured.NestedString(u.Object, "spec", "deploymentName")
 			if u.Object["status"] != nil && deployments[name] {
 				p.Reconciled++
 			}
+			continue
+		}
+		if generationObserved(u) {
+			p.Reconciled++
+		}
+		// Our Foos' Ready as FooStatus.IsReady says it; Bars' of their generation.
+		if readyCondition(u) && (b.kind == oursFoo || generationObserved(u)) {
+			p.Ready++
 		}
 	}
 	return p, nil
@@ -242,12 +214,7 @@ func emptyNamespace(ctx context.Context, b batch) error {
 		return err
 	}
 	logf("  deleting the %d Foos of %s", p.Objects, b.ns)
-	if b.kind == oursFoo {
-		err = foos.SamplecontrollerV1alpha1().Foos(b.ns).DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{})
-	} else {
-		err = dyn.Resource(classicGVR).Namespace(b.ns).DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{})
-	}
-	if err != nil {
+	if err := dyn.Resource(b.kind.gvr()).Namespace(b.ns).DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{}); err != nil {
 		return fmt.Errorf("deleting the Foos of %s: %w", b.ns, err)
 	}
 	// Empty of the ReplicaSets too: the garbage collector deletes them

@@ -32,7 +32,7 @@ import (
 // given).
 func write(r *results, out string) error {
 	var b strings.Builder
-	for _, section := range []func(*strings.Builder, *results){header, wakeUps, idleBill, perOperator, namespaceCost, bursts, burstsCPU, streamEvents, auditBreakdown} {
+	for _, section := range []func(*strings.Builder, *results){header, wakeUps, idleBill, perOperator, namespaceCost, bursts, burstsCPU, auditBreakdown} {
 		section(&b, r)
 	}
 	fmt.Print(b.String())
@@ -58,13 +58,9 @@ func write(r *results, out string) error {
 // header is the title, the flags and what the run found.
 func header(b *strings.Builder, r *results) {
 	fmt.Fprintf(b, "# On real Knative: the one-node cluster (hack/cluster), %s\n\n", r.Started.Format(time.RFC3339))
-	count := ""
-	if r.CountStream {
-		count = " -count-stream"
-	}
-	fmt.Fprintf(b, "`hack/bench-knative.sh -wakeups %d -n %d -idle %v -burst %d -pairs %s%s`. The classic is k8s.io/sample-controller v0.35.4 "+
+	fmt.Fprintf(b, "`hack/bench-knative.sh -wakeups %d -n %d -idle %v -burst %d -pairs %s`. The classic is k8s.io/sample-controller v0.35.4 "+
 		"as a pod, its client raised to the reconciler's limit (200 requests/s, burst 400). Foos ask for 0 replicas.\n\n",
-		r.WakeUps, r.N, time.Duration(r.IdleSeconds*float64(time.Second)), r.Burst, strings.Join(r.Pairs, ","), count)
+		r.WakeUps, r.N, time.Duration(r.IdleSeconds*float64(time.Second)), r.Burst, strings.Join(r.Pairs, ","))
 	for _, n := range r.Notes {
 		fmt.Fprintf(b, "- %s\n", n)
 	}
@@ -245,7 +241,7 @@ func namespaceCost(b *strings.Builder, r *results) {
 	b.WriteString("\n")
 }
 
-// bursts is the bursts' table, then what paces the deployment controller.
+// bursts is the bursts' table.
 func bursts(b *strings.Builder, r *results) {
 	if len(r.Bursts) == 0 {
 		return
@@ -269,7 +265,7 @@ func bursts(b *strings.Builder, r *results) {
 		fmt.Fprintf(b, "| %s (%s) | %s of 2, %s pair | %s | %s | %s | %s |\n", res.Side, res.Namespace, ordinal(res.Order), res.Pair,
 			seconds(res.CreatedSeconds), seconds(res.FirstReconcileAllSeconds), seconds(res.DeploymentsObservedAllSeconds), ready)
 	}
-	b.WriteString("\n" + paceText(r.ControllerPace, r.Burst) + "\n\n")
+	b.WriteString("\n")
 }
 
 // burstsCPU is the node's CPU during each burst, by component.
@@ -325,62 +321,9 @@ func burstsCPU(b *strings.Builder, r *results) {
 	b.WriteString("\n")
 }
 
-// streamEvents is what the stream carried during each of its bursts
-// (-count-stream).
-func streamEvents(b *strings.Builder, r *results) {
-	var rows []burstResult
-	for _, res := range r.Bursts {
-		if len(res.StreamEvents) > 0 {
-			rows = append(rows, res)
-		}
-	}
-	if len(rows) == 0 {
-		return
-	}
-	b.WriteString("## What the shared stream carried during its bursts\n\n")
-	b.WriteString("Counted by a Trigger on the stream's Broker with no filter, to a sink in the bench (`-count-stream`), from the " +
-		"burst's first create to the first reconcile of every Foo: events by kind and type, and their data's size. That Trigger " +
-		"costs every event one more delivery: these bursts' times are not comparable with a run's without it.\n\n")
-	b.WriteString("| burst | kind | type | events | kB of data |\n|---|---|---|---:|---:|\n")
-	for _, res := range rows {
-		var events, bytes int
-		for _, c := range res.StreamEvents {
-			events, bytes = events+c.Events, bytes+c.Bytes
-			fmt.Fprintf(b, "| %s (%s) | %s %s | %s | %d | %.0f |\n", res.Side, res.Namespace, c.Kind, c.APIVersion, c.Type, c.Events, float64(c.Bytes)/1000)
-		}
-		fmt.Fprintf(b, "| %s (%s) | **all** | | **%d** | **%.0f** |\n", res.Side, res.Namespace, events, float64(bytes)/1000)
-	}
-	b.WriteString("\n")
-}
-
 // cpuShown is the least share of a burst's CPU a component needs to be
 // listed on its own.
 const cpuShown = 0.02
-
-// paceText says what sets the deployment controller's pace.
-func paceText(p pace, burst int) string {
-	if p.Error != "" {
-		return "What sets the deployment controller's pace: " + p.Source + " not read: " + p.Error
-	}
-	var flags []string
-	for _, f := range paceFlags {
-		s := "--" + f[0] + "=" + p.Flags[f[0]]
-		if slices.Contains(p.Defaulted, f[0]) {
-			s += " (the default)"
-		}
-		flags = append(flags, s)
-	}
-	text := "What sets the deployment controller's pace: kube-controller-manager as " + p.Source + " starts it, " + strings.Join(flags, ", ") + "."
-	if p.Flags["use-service-account-credentials"] == "true" {
-		text += " With service-account credentials each controller has its own client, each at that limit."
-	}
-	if qps, err := strconv.ParseFloat(p.Flags["kube-api-qps"], 64); err == nil && qps > 0 {
-		text += fmt.Sprintf(" Each new Deployment costs the deployment controller at least two writes (its ReplicaSet, then its status, "+
-			"which carries observedGeneration), so %d Deployments cannot all be observed in less than about 2 × %d / %g = %.0f s, whoever made them.",
-			burst, burst, qps, math.Ceil(2*float64(burst)/qps))
-	}
-	return text
-}
 
 // auditBreakdown is our bursts' audit tables.
 func auditBreakdown(b *strings.Builder, r *results) {

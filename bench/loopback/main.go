@@ -25,7 +25,6 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"os/exec"
 	"os/signal"
 	"path/filepath"
 	"strconv"
@@ -44,91 +43,74 @@ func main() {
 	qps := flag.Int("raised-qps", 200, "The raised classic's client QPS (burst twice it).")
 	idle := flag.Duration("idle", 30*time.Second, "Idle CPU window.")
 	out := flag.String("out", "", "Results folder (default bench/results/<UTC time>).")
-	profile := flag.Int("profile-seconds", 10, "Take CPU profiles over the first seconds of each burst (the API server's; our reconciler's and the adapters'), with their top functions; the harness waits for them (0: none).")
-	profiles := flag.String("profiles", "", "Folder for the CPU profiles (default _output/profiles/<the results folder's name>: kept out of the results, which are committed).")
 	senderAuth := flag.Bool("sender-auth", true, "Run ours with sender authentication on (the adapters send OIDC tokens): what lets the adds of new Foos stand in for reads.")
 	flag.Parse()
 
-	var cfg harness.Config
-	for _, s := range strings.Split(*ns, ",") {
-		n, err := strconv.Atoi(strings.TrimSpace(s))
-		if err != nil || n < 1 {
-			fmt.Fprintf(os.Stderr, "bad -n %q\n", *ns)
-			os.Exit(2)
-		}
-		cfg.Ns = append(cfg.Ns, n)
+	cfg := harness.Config{Burst: *burst, StockMaxN: *stockMaxN, StockBurst: *stockBurst, RaisedQPS: *qps, Idle: *idle, SenderAuth: *senderAuth,
+		Log: func(format string, args ...any) { fmt.Printf("==> "+format+"\n", args...) }}
+	var err error
+	if cfg.Ns, err = parseNs(*ns); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
 	}
 	if *out == "" {
 		*out = filepath.Join("bench", "results", time.Now().UTC().Format("2006-01-02T15-04"))
 	}
-	if err := os.MkdirAll(*out, 0o755); err != nil {
-		fmt.Fprintln(os.Stderr, err)
+	if err := run(cfg, *out); err != nil {
+		fmt.Fprintln(os.Stderr, "error:", err)
 		os.Exit(1)
+	}
+	fmt.Println("==> results in", *out)
+}
+
+// parseNs reads -n: positive numbers separated by commas.
+func parseNs(s string) ([]int, error) {
+	var ns []int
+	for _, f := range strings.Split(s, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n < 1 {
+			return nil, fmt.Errorf("bad -n %q", s)
+		}
+		ns = append(ns, n)
+	}
+	return ns, nil
+}
+
+// run runs the harness, its logs in a temporary folder kept if it fails,
+// and writes what it measured into out, failed or not.
+func run(cfg harness.Config, out string) error {
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		return err
 	}
 	work, err := os.MkdirTemp("", "foo-bench-")
 	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
+		return err
 	}
-	cfg.Burst, cfg.StockMaxN, cfg.StockBurst, cfg.RaisedQPS, cfg.Idle, cfg.Dir = *burst, *stockMaxN, *stockBurst, *qps, *idle, work
-	cfg.SenderAuth = *senderAuth
-	cfg.Log = func(format string, args ...any) { fmt.Printf("==> "+format+"\n", args...) }
-	if *profile > 0 {
-		if *profiles == "" {
-			*profiles = filepath.Join("_output", "profiles", filepath.Base(*out))
-		}
-		if err := os.MkdirAll(*profiles, 0o755); err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			os.Exit(1)
-		}
-		cfg.Profiles, cfg.ProfileSeconds = *profiles, *profile
-	}
-
+	cfg.Dir = work
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	rep, runErr := harness.Run(ctx, cfg)
 	if rep != nil {
-		if err := rep.WriteJSON(filepath.Join(*out, "results.json")); err != nil {
-			fmt.Fprintln(os.Stderr, err)
-		}
-		f, err := os.Create(filepath.Join(*out, "results.md"))
-		if err == nil {
-			rep.WriteMarkdown(f)
-			f.Close()
-			rep.WriteMarkdown(os.Stdout)
-		}
-	}
-	if *profile > 0 {
-		if err := topOfProfiles(*profiles); err != nil {
+		if err := write(rep, out); err != nil {
 			fmt.Fprintln(os.Stderr, err)
 		}
 	}
 	if runErr != nil {
-		fmt.Fprintln(os.Stderr, "error:", runErr, "(logs in", work+")")
-		os.Exit(1)
+		return fmt.Errorf("%w (logs in %s)", runErr, work)
 	}
-	_ = os.RemoveAll(work)
-	fmt.Println("==> results in", *out)
-	if *profile > 0 {
-		fmt.Println("==> CPU profiles in", *profiles)
-	}
+	return os.RemoveAll(work)
 }
 
-// topOfProfiles writes, beside each CPU profile in dir, its top functions by
-// cumulative time (<profile>.txt), as go tool pprof prints them.
-func topOfProfiles(dir string) error {
-	profiles, err := filepath.Glob(filepath.Join(dir, "*.pprof"))
+// write writes results.json and results.md into out, and prints results.md.
+func write(rep *harness.Report, out string) error {
+	if err := rep.WriteJSON(filepath.Join(out, "results.json")); err != nil {
+		return err
+	}
+	f, err := os.Create(filepath.Join(out, "results.md"))
 	if err != nil {
 		return err
 	}
-	for _, p := range profiles {
-		top, err := exec.Command("go", "tool", "pprof", "-top", "-cum", "-nodecount=40", p).Output()
-		if err != nil {
-			return fmt.Errorf("go tool pprof %s: %w", p, err)
-		}
-		if err := os.WriteFile(strings.TrimSuffix(p, ".pprof")+".txt", top, 0o644); err != nil {
-			return err
-		}
-	}
-	return nil
+	rep.WriteMarkdown(f)
+	rep.WriteMarkdown(os.Stdout)
+	return f.Close()
 }

@@ -78,7 +78,7 @@ func panel(img *image.RGBA, r image.Rectangle, title string, rep report, value f
 	var names []string
 	maxV := 0.0
 	for _, res := range rep.Results {
-		if res.Controller == "2 ApiServerSource adapters" && !adapters {
+		if res.Controller == "ApiServerSource adapter" && !adapters {
 			continue
 		}
 		if series[res.Controller] == nil {
