@@ -17,7 +17,6 @@ limitations under the License.
 package receiver
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -53,53 +52,6 @@ func postEvent(ctx context.Context, client *http.Client, url string, e cloudeven
 	defer resp.Body.Close()
 	_, err = io.Copy(io.Discard, resp.Body)
 	return resp.StatusCode, err
-}
-
-// idleConn opens a keep-alive connection to addr, completes one request on
-// it and leaves it idle.
-func idleConn(t *testing.T, addr string) net.Conn {
-	t.Helper()
-	c, err := net.Dial("tcp", addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Close() })
-	if _, err := io.WriteString(c, "GET /healthz HTTP/1.1\r\nHost: test\r\n\r\n"); err != nil {
-		t.Fatal(err)
-	}
-	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusOK || resp.Close {
-		t.Fatalf("GET /healthz = %d (close %v), want 200 on a kept-alive connection", resp.StatusCode, resp.Close)
-	}
-	return c
-}
-
-// A client holding MaxConnections idle keep-alive connections does not keep
-// a sender out: the idlest gives way. (With the idle ones counted as busy, the
-// sender waited for the server's idle timeout, 90 s.)
-func TestIdleConnectionsGiveWayToASender(t *testing.T) {
-	const max = 1000 // the default
-	rec := newFakeReconciler(nil)
-	ts := startServer(t, rec, Options{MaxConnections: max})
-	addr := strings.TrimPrefix(ts.url, "http://")
-	for range max {
-		idleConn(t, addr)
-	}
-
-	// Well below the idle timeout, and above any wait this machine makes.
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	client := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
-	start := time.Now()
-	code, err := postEvent(ctx, client, ts.url, fooResourceEvent("add", "ns", "a"))
-	if err != nil || code != http.StatusOK {
-		t.Fatalf("event from a new sender: %d, %v; want 200 while idle connections fill the cap", code, err)
-	}
-	t.Logf("answered in %v with %d idle connections open", time.Since(start), max)
 }
 
 func waitFor(t *testing.T, what string, cond func() bool) {

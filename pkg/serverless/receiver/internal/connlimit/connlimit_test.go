@@ -54,6 +54,35 @@ func idleConn(t *testing.T, addr string) net.Conn {
 	return c
 }
 
+// A client holding max idle keep-alive connections does not keep a sender
+// out: the idlest gives way once silent for the grace. (With the idle ones
+// counted as busy, the sender waited for the server's idle timeout, 90 s.)
+func TestIdleConnectionsGiveWayToASender(t *testing.T) {
+	const max = 1000 // the receiver's default
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	limiter := New(ln, max)
+	srv := &http.Server{Handler: http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}), ConnState: limiter.Track}
+	go srv.Serve(limiter)
+	t.Cleanup(func() { srv.Close() })
+	addr := ln.Addr().String()
+	for range max {
+		idleConn(t, addr)
+	}
+
+	// Well below the idle timeout, and above any wait this machine makes.
+	client := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}, Timeout: 5 * time.Second}
+	start := time.Now()
+	resp, err := client.Post("http://"+addr+"/", "text/plain", nil)
+	if err != nil {
+		t.Fatalf("request from a new sender: %v; want it answered while idle connections fill the cap", err)
+	}
+	resp.Body.Close()
+	t.Logf("answered in %v with %d idle connections open", time.Since(start), max)
+}
+
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
 	if err := wait.PollUntilContextTimeout(context.Background(), 5*time.Millisecond, 10*time.Second, true,
