@@ -69,17 +69,13 @@ type connState struct {
 	since time.Time
 }
 
-// silentGrace is how long a connection may stay silent before it may be
-// closed to make room: far longer than a sender in the middle of a burst
-// takes to send its next request, far shorter than ReadHeaderTimeout.
-// drainGrace is how long a keep-alive connection may stay idle once
-// draining: longer, as nothing waits for its room, and a sender held up
-// (2000 of them on 2 cores) may take over a second to send its next
-// request; far shorter than the 30 s that Knative's queue-proxy drains.
-const (
-	silentGrace = time.Second
-	drainGrace  = 5 * time.Second
-)
+// silentGrace is how long a connection may stay silent (idle between
+// requests, or yet to send its first) before it may be closed, to make
+// room or once draining: far longer than a sender takes to write its next
+// request even when thousands share two cores (at 1 s, a flood of 4000
+// senders had some of theirs closed under them), far shorter than
+// ReadHeaderTimeout and than the 30 s that Knative's queue-proxy drains.
+const silentGrace = 5 * time.Second
 
 // ErrDrained ends Serve once Drain has accepted what was queued.
 var ErrDrained = errors.New("listener drained")
@@ -143,16 +139,20 @@ func (l *Listener) setDeadline(t time.Time) {
 
 // idlest returns the connection idle longest, or nil when none may be
 // closed yet: then retry, if not 0, says when one may be. A connection may
-// be closed only once it has been silent for the grace: until a request is
-// read, which a burst of accepts can run ahead of, a sender's request
-// cannot be told from silence.
+// be closed only once it has been silent for the grace, and holds no bytes
+// the server has yet to read: a busy server can run far behind the
+// requests written to it.
 func (l *Listener) idlest(now time.Time) (victim net.Conn, retry time.Duration) {
 	var since time.Time
 	for c, s := range l.conns {
 		if !s.idle {
 			continue
 		}
-		if wait := l.silentFor(s, now); wait > 0 {
+		wait := l.silentFor(s, now)
+		if wait <= 0 && pending(c) {
+			wait = l.grace // its request came: look again once it is read
+		}
+		if wait > 0 {
 			if retry == 0 || wait < retry {
 				retry = wait
 			}
@@ -169,11 +169,11 @@ func (l *Listener) idlest(now time.Time) (victim net.Conn, retry time.Duration) 
 // may be closed; 0 or less: it may. While draining, silence counts from
 // the drain on at the earliest.
 func (l *Listener) silentFor(s *connState, now time.Time) time.Duration {
-	since, grace := s.since, l.grace
+	since := s.since
 	if l.draining {
-		since, grace = latest(since, l.drained), drainGrace
+		since = latest(since, l.drained)
 	}
-	return since.Add(grace).Sub(now)
+	return since.Add(l.grace).Sub(now)
 }
 
 func latest(a, b time.Time) time.Time {
@@ -217,7 +217,7 @@ func (l *Listener) Drain() {
 
 // AwaitClosed returns once every connection is closed, or ctx is done:
 // after Drain, a connection closes once it is answered (the server asks the
-// sender to close it), and a keep-alive one that stays idle for drainGrace
+// sender to close it), and a keep-alive one that stays idle for the grace
 // is closed here. One yet to send its first request is left to the
 // server's ReadHeaderTimeout: a request that reached it may not be read
 // yet when the grace is over, if the server is busy. (Not
@@ -242,7 +242,11 @@ func (l *Listener) AwaitClosed(ctx context.Context) error {
 			if !s.idle || s.fresh {
 				continue
 			}
-			if wait := l.silentFor(s, time.Now()); wait > 0 {
+			wait := l.silentFor(s, time.Now())
+			if wait <= 0 && pending(c) {
+				wait = l.grace // its request came: the server answers it
+			}
+			if wait > 0 {
 				if next == 0 || wait < next {
 					next = wait
 				}

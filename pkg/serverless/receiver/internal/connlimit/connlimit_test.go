@@ -72,8 +72,8 @@ func TestIdleConnectionsGiveWayToASender(t *testing.T) {
 		idleConn(t, addr)
 	}
 
-	// Well below the idle timeout, and above any wait this machine makes.
-	client := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}, Timeout: 5 * time.Second}
+	// Well below the idle timeout (90 s), and above the grace.
+	client := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}, Timeout: 3 * silentGrace}
 	start := time.Now()
 	resp, err := client.Post("http://"+addr+"/", "text/plain", nil)
 	if err != nil {
