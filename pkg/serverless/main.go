@@ -286,7 +286,7 @@ func registerFlags(fs *flag.FlagSet, e env, name string) *settings {
 		"Bytes of event bodies held at once (it also caps max-body-bytes); an event waits for room until its deadline, then is answered 503.")
 	fs.IntVar(&opts.MaxInflightEvents, "max-inflight-events", receiver.DefaultMaxInflightEvents, "Events handled at once; more are answered 503 at once.")
 	fs.IntVar(&opts.MaxConnections, "max-connections", receiver.DefaultMaxConnections,
-		"Connections open at once; at the cap a new one replaces the one idle longest, and waits only while all are busy. Keep it above max-inflight-events and the Service's containerConcurrency.")
+		"Connections open at once; at the cap a new one replaces the one idle longest once it has been silent 5 s, and waits until then. Keep it above max-inflight-events and the Service's containerConcurrency.")
 	fs.DurationVar(&opts.AckDeadline, "ack-deadline", e.AckDeadline,
 		"How long an event waits for its reconciles before it is answered 503 (env ACK_DEADLINE). Keep it below the Service's timeoutSeconds.")
 	fs.IntVar(&opts.Workers, "workers", receiver.DefaultWorkers, "Keys reconciled at once.")

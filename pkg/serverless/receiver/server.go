@@ -72,8 +72,8 @@ type Options struct {
 	MaxInflightEvents int
 	// MaxConnections caps the connections open at once. At the cap, a new
 	// connection takes the place of the one idle longest (between requests,
-	// or yet to send one); only while every connection is busy with a
-	// request does it wait in the kernel's queue. Keep it above
+	// or yet to send one) once it has been silent 5 s; until then it waits
+	// in the kernel's queue. Keep it above
 	// MaxInflightEvents and the sender's own limits (Knative's
 	// containerConcurrency), so that only a flood waits.
 	MaxConnections int
