@@ -148,15 +148,14 @@ func (l *Listener) idlest(now time.Time) (victim net.Conn, retry time.Duration) 
 		if !s.idle {
 			continue
 		}
-		wait := l.silentFor(s, now)
-		if wait <= 0 && pending(c) {
-			wait = l.grace // its request came: look again once it is read
-		}
-		if wait > 0 {
+		if wait := l.silentFor(s, now); wait > 0 {
 			if retry == 0 || wait < retry {
 				retry = wait
 			}
 			continue
+		}
+		if pending(c) {
+			continue // its request came: the server reads it, and says so
 		}
 		if victim == nil || s.since.Before(since) {
 			victim, since = c, s.since
@@ -242,15 +241,14 @@ func (l *Listener) AwaitClosed(ctx context.Context) error {
 			if !s.idle || s.fresh {
 				continue
 			}
-			wait := l.silentFor(s, time.Now())
-			if wait <= 0 && pending(c) {
-				wait = l.grace // its request came: the server answers it
-			}
-			if wait > 0 {
+			if wait := l.silentFor(s, time.Now()); wait > 0 {
 				if next == 0 || wait < next {
 					next = wait
 				}
 				continue
+			}
+			if pending(c) {
+				continue // its request came: the server answers it
 			}
 			delete(l.conns, c)
 			_ = c.Close()

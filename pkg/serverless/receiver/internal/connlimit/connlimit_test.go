@@ -170,3 +170,42 @@ func TestTheIdlestIsClosedFirst(t *testing.T) {
 		t.Errorf("busy connection read: %v, want it still open, waiting for its answer", err)
 	}
 }
+
+// A connection whose request sits unread in its socket (the server too busy
+// to read it yet) is not silent, however long it has been since it was
+// accepted: it is not closed to make room.
+func TestAConnectionHoldingARequestIsNotTakenForSilent(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	limiter := New(ln, 1)
+	limiter.grace = 0
+	t.Cleanup(func() { limiter.Close() })
+	client, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { client.Close() })
+	server, err := limiter.Accept() // nobody reads it
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { server.Close() })
+	victim := func() net.Conn {
+		limiter.mu.Lock()
+		defer limiter.mu.Unlock()
+		v, _ := limiter.idlest(time.Now())
+		return v
+	}
+	if v := victim(); v != server {
+		t.Fatalf("silent connection: idlest = %v, want it", v)
+	}
+	if _, err := io.WriteString(client, "POST / HTTP/1.1\r\nHost: test\r\n\r\n"); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the request in the socket", func() bool { return pending(server) })
+	if v := victim(); v != nil {
+		t.Errorf("idlest = %v with a request unread in it, want none", v)
+	}
+}
