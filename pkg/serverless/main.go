@@ -41,6 +41,7 @@ import (
 	"knative.dev/pkg/controller"
 	"knative.dev/pkg/injection"
 	"knative.dev/pkg/logging"
+	pkgreconciler "knative.dev/pkg/reconciler"
 	"knative.dev/pkg/signals"
 
 	"github.com/frugal-operator/foo-operator/pkg/serverless/auth"
@@ -223,6 +224,9 @@ func Main(op Operator) {
 	partsCtx = controller.WithEventRecorder(partsCtx, eventRecorder(kubeclient.Get(ctx).CoreV1(), op))
 
 	parts := op.New(partsCtx)
+	if err := promotable(parts.Reconciler); err != nil {
+		logger.Fatalw("Refused the operator's parts", zap.Error(err))
+	}
 	rs, err := resync.New(partsCtx, resyncCfg, op.Resync, func(ctx context.Context) controller.Reconciler { return op.New(ctx).Reconciler })
 	if err != nil {
 		logger.Fatalw("Failed to set up the resync", zap.Error(err))
@@ -340,6 +344,19 @@ func setAck(opts *receiver.Options, ack string) error {
 		}
 	default:
 		return fmt.Errorf("bad --ack %q: want reconciled or queued", ack)
+	}
+	return nil
+}
+
+// promotable refuses a reconciler that Main cannot promote: the generated
+// reconciler skips every key until it is promoted, so a reconciler that
+// hides its Promote (a wrapper that does not forward it) would answer every
+// event 503 and log nothing at info.
+func promotable(rec controller.Reconciler) error {
+	if _, ok := rec.(pkgreconciler.LeaderAware); !ok {
+		return fmt.Errorf("Parts.Reconciler (%T) does not implement knative.dev/pkg/reconciler.LeaderAware: "+
+			"the generated reconciler reconciles no key until it is promoted, so a wrapper around it must forward Promote and Demote; "+
+			"a reconciler that needs no promotion can embed reconciler.LeaderAwareFuncs", rec)
 	}
 	return nil
 }

@@ -17,14 +17,18 @@ limitations under the License.
 package serverless
 
 import (
+	"context"
 	"flag"
 	"io"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/kelseyhightower/envconfig"
 	"k8s.io/client-go/rest"
+	"knative.dev/pkg/controller"
+	pkgreconciler "knative.dev/pkg/reconciler"
 
 	"github.com/frugal-operator/foo-operator/pkg/serverless/auth"
 	"github.com/frugal-operator/foo-operator/pkg/serverless/receiver"
@@ -164,3 +168,22 @@ func TestRequeueSchedule(t *testing.T) {
 		})
 	}
 }
+
+// hiding wraps a reconciler without forwarding Promote.
+type hiding struct{ controller.Reconciler }
+
+func TestPromotable(t *testing.T) {
+	generated := &leaderAware{}
+	if err := promotable(generated); err != nil {
+		t.Errorf("promotable(a LeaderAware reconciler) = %v, want nil", err)
+	}
+	err := promotable(hiding{generated})
+	if err == nil || !strings.Contains(err.Error(), "serverless.hiding") || !strings.Contains(err.Error(), "forward Promote") {
+		t.Errorf("promotable(a wrapper hiding Promote) = %v, want an error naming it and what to do", err)
+	}
+}
+
+// leaderAware is a reconciler that can be promoted.
+type leaderAware struct{ pkgreconciler.LeaderAwareFuncs }
+
+func (*leaderAware) Reconcile(context.Context, string) error { return nil }

@@ -49,8 +49,9 @@ type Fake struct {
 // MakeFactory returns a TableTest factory: it seeds each fake client with
 // the row's objects it holds, builds the reconciler with newReconciler
 // (its context holds the clients, a logger and an event recorder), promotes
-// it as controller.Impl does without leader election (the generated
-// reconciler skips every key until then), and puts the row's reactors on
+// it as serverless.Main does (the generated reconciler skips every key
+// until then; a reconciler that cannot be promoted fails the test, as Main
+// refuses it), and puts the row's reactors on
 // every client.
 func MakeFactory(newReconciler func(context.Context) controller.Reconciler, fakes ...Fake) rtesting.Factory {
 	return func(t *testing.T, r *rtesting.TableRow) (controller.Reconciler, rtesting.ActionRecorderList, rtesting.EventList) {
@@ -79,10 +80,12 @@ func MakeFactory(newReconciler func(context.Context) controller.Reconciler, fake
 		recorder := record.NewFakeRecorder(10)
 		ctx = controller.WithEventRecorder(ctx, recorder)
 		rec := newReconciler(ctx)
-		if la, ok := rec.(pkgreconciler.LeaderAware); ok {
-			if err := la.Promote(pkgreconciler.UniversalBucket(), nil); err != nil {
-				t.Fatal("Promote() =", err)
-			}
+		la, ok := rec.(pkgreconciler.LeaderAware)
+		if !ok {
+			t.Fatalf("%T does not implement reconciler.LeaderAware, so serverless.Main refuses it: a wrapper must forward Promote and Demote", rec)
+		}
+		if err := la.Promote(pkgreconciler.UniversalBucket(), nil); err != nil {
+			t.Fatal("Promote() =", err)
 		}
 		for _, reactor := range r.WithReactors {
 			for _, c := range clients {
