@@ -51,7 +51,9 @@ import (
 	"sigs.k8s.io/yaml"
 
 	samplesv1alpha1 "github.com/frugal-operator/foo-operator/pkg/apis/samplecontroller/v1alpha1"
+	"github.com/frugal-operator/foo-operator/pkg/reconciler/foo"
 	"github.com/frugal-operator/foo-operator/pkg/serverless"
+	"github.com/frugal-operator/foo-operator/pkg/serverless/serverlesstest"
 )
 
 // docs returns every YAML document in the files matching glob, by file.
@@ -499,5 +501,21 @@ func TestEveryObjectCarriesTheRecommendedLabels(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestTheSourcesSendWhatTheOperatorNames checks 600-sources.yaml's
+// ApiServerSource against foo.Operator's kinds.
+func TestTheSourcesSendWhatTheOperatorNames(t *testing.T) {
+	var sources []*sourcesv1.ApiServerSource
+	for _, doc := range docs(t, "600-sources.yaml")["600-sources.yaml"] {
+		if kindOf(t, doc) == "sources.knative.dev/v1/ApiServerSource" {
+			src := &sourcesv1.ApiServerSource{}
+			decodeStrict(t, "600-sources.yaml", doc, src)
+			sources = append(sources, src)
+		}
+	}
+	if err := serverlesstest.CheckSources(foo.Operator, sources...); err != nil {
+		t.Error(err)
 	}
 }

@@ -21,20 +21,10 @@ limitations under the License.
 package main
 
 import (
-	samplesv1alpha1 "github.com/frugal-operator/foo-operator/pkg/apis/samplecontroller/v1alpha1"
-	fooscheme "github.com/frugal-operator/foo-operator/pkg/client/clientset/versioned/scheme"
 	"github.com/frugal-operator/foo-operator/pkg/reconciler/foo"
 	"github.com/frugal-operator/foo-operator/pkg/serverless"
 )
 
 func main() {
-	serverless.Main(serverless.Operator{
-		Name:   foo.AgentName,
-		Owner:  samplesv1alpha1.Kind("Foo"),
-		Scheme: fooscheme.Scheme,
-		// Safe: see foo.NewReconciler.
-		HandOff: true,
-		Resync:  foo.Resync,
-		New:     foo.New,
-	})
+	serverless.Main(foo.Operator)
 }

@@ -20,26 +20,29 @@ limitations under the License.
 // PingSource or a broker wake it, and each is answered once the keys it maps
 // to are reconciled. The reconciler reconciles owners; the objects an owner
 // controls (its owned objects) wake it when they change. An operator's main
-// is a call to Main, here Knative Eventing's ContainerSource reconciler's
-// (examples/containersource), which owns Deployments and SinkBindings:
+// is a call to Main with the operator's kinds, each declared once, here
+// Knative Eventing's ContainerSource reconciler's
+// (examples/containersource), which owns Deployments (labelled with their
+// owner's name) and SinkBindings:
 //
 //	func main() {
 //		serverless.Main(serverless.Operator{
-//			Name:   "containersource-reconciler",
-//			Owner:  sourcesv1.Kind("ContainerSource"),
-//			Scheme: eventingscheme.Scheme,
-//			Resync: resync.Kinds{
-//				Owner: sourcesv1.SchemeGroupVersion.WithResource("containersources"),
-//				Owned: []resync.Owned{{Resource: appsv1.SchemeGroupVersion.WithResource("deployments"),
-//					OwnerLabel: "sources.knative.dev/containerSource"}},
+//			Name:  "containersource-reconciler",
+//			Owner: serverless.Kind{Resource: sourcesv1.SchemeGroupVersion.WithResource("containersources"), Kind: "ContainerSource"},
+//			Owned: []serverless.Owned{
+//				{Kind: serverless.Kind{Resource: appsv1.SchemeGroupVersion.WithResource("deployments"), Kind: "Deployment"},
+//					OwnerLabel: "sources.knative.dev/containerSource"},
+//				{Kind: serverless.Kind{Resource: sourcesv1.SchemeGroupVersion.WithResource("sinkbindings"), Kind: "SinkBinding"}},
 //			},
-//			New: containersource.New,
+//			Scheme: eventingscheme.Scheme,
+//			New:    containersource.New,
 //		})
 //	}
 //
 // Main parses the flags and environment, builds the logger, the API
 // clients (those the generated injection packages register) and the event
-// recorder, asks the operator for its Parts, and serves events until
+// recorder, asks the operator for its Parts (refusing to start if they or
+// the kinds are not what it can serve), and serves events until
 // SIGTERM, then drains: the events in flight are answered. The operator's
 // reconciler is unchanged: Main wraps the clients it is given.
 //

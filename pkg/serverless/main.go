@@ -33,8 +33,10 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
 	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
+	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/record"
 	kubeclient "knative.dev/pkg/client/injection/kube/client"
@@ -57,8 +59,14 @@ type Operator struct {
 	// Name names the component: its logger, its API client's user agent,
 	// its Kubernetes events' source and its workqueue.
 	Name string
-	// Owner is the group and kind that the reconciler reconciles.
-	Owner schema.GroupKind
+	// Owner is the kind that the reconciler reconciles: a namespaced kind.
+	Owner Kind
+	// Owned are the kinds that owners control, whose events wake their
+	// owner. A resync (see package resync) lists the owners, and the owned
+	// objects that carry an owner label, and runs the reconciler that New
+	// returns over what it lists, with its writes refused: the owners whose
+	// reconcile would write are reconciled.
+	Owned []Owned
 	// Scheme knows the Owner's kind, for the Kubernetes events it records
 	// (a generated clientset's scheme package).
 	Scheme *runtime.Scheme
@@ -72,12 +80,6 @@ type Operator struct {
 	// exists (the Foo reconciler: AlreadyExists, then a GET and a Conflict
 	// if the Foo changed).
 	HandOff bool
-	// Resync is what a resync lists to find the owners that need work (see
-	// package resync): the owners' resource, and the resources of the
-	// objects they own, labelled with their owner's name. It runs the
-	// reconciler that New returns over what it lists, with its writes
-	// refused: the owners whose reconcile would write are reconciled.
-	Resync resync.Kinds
 	// New returns the operator's parts. ctx holds the logger, the injection
 	// clients and the event recorder (controller.GetEventRecorder), and is
 	// not cancelled on SIGTERM: the parts serve the drain. What the
@@ -85,7 +87,7 @@ type Operator struct {
 	// events reporting the reconciler's own writes are recognised, and what
 	// events hand off is read through them (see HandOff): the reconciler
 	// need not know of either. New is called a second time for the
-	// resync's dry runs (see Resync), with clients that answer from what the
+	// resync's dry runs, with clients that answer from what the
 	// resync listed and refuse writes: the reconciler must use the injection
 	// clients of ctx only.
 	New func(ctx context.Context) Parts
@@ -96,13 +98,18 @@ type Parts struct {
 	// Reconciler reconciles the Owner's keys: the generated reconciler,
 	// reading through uncached listers.
 	Reconciler controller.Reconciler
-	// Owned are the kinds that owners control, whose events wake their owner.
-	Owned []receiver.Owned
+	// OnDelete, for an owned kind, names the other owners that an owned
+	// object's delete wakes, beside its owner: see receiver.Owned.OnDelete.
+	OnDelete map[schema.GroupKind]OnDelete
 	// Settled are the reasons of an owner's Ready condition, when not True,
 	// that no reconcile can change (see receiver.Decoder.Settled): updates
 	// of an owner reconciled with such a reason are not reconciled again.
 	Settled []string
 }
+
+// OnDelete names the owners, of namespace, that the delete of the object
+// name, which owner controlled, wakes.
+type OnDelete = func(ctx context.Context, namespace, name, owner string) ([]types.NamespacedName, error)
 
 // Defaults of the API client's rate limit: client-go's own (5/s, burst 10)
 // would make a burst of events wait on the client rather than the server.
@@ -161,7 +168,7 @@ func Main(op Operator) {
 	var handoffs *handoff.Store
 	if op.HandOff {
 		handoffs = handoff.New(handoff.DefaultMaxBytes)
-		cfg.Wrap(handoffs.Transport(op.Resync.Owner))
+		cfg.Wrap(handoffs.Transport(op.Owner.Resource))
 	}
 	opts, err := set.options()
 	if err != nil {
@@ -224,14 +231,21 @@ func Main(op Operator) {
 	partsCtx = controller.WithEventRecorder(partsCtx, eventRecorder(kubeclient.Get(ctx).CoreV1(), op))
 
 	parts := op.New(partsCtx)
-	if err := promotable(parts.Reconciler); err != nil {
-		logger.Fatalw("Refused the operator's parts", zap.Error(err))
+	if err := op.check(parts); err != nil {
+		logger.Fatalw("Refused the operator", zap.Error(err))
 	}
-	rs, err := resync.New(partsCtx, resyncCfg, op.Resync, func(ctx context.Context) controller.Reconciler { return op.New(ctx).Reconciler })
+	rs, err := resync.New(partsCtx, resyncCfg, op.ResyncKinds(), func(ctx context.Context) controller.Reconciler { return op.New(ctx).Reconciler })
 	if err != nil {
 		logger.Fatalw("Failed to set up the resync", zap.Error(err))
 	}
-	decoder := &receiver.Decoder{Owner: op.Owner, Owned: parts.Owned, Settled: parts.Settled, OwnWrites: writes, SkipNoOp: true, Handoff: handoffs}
+	// Owned objects are read for their metadata only, neither recorded nor
+	// handed off.
+	owned, err := metadata.NewForConfig(resyncCfg)
+	if err != nil {
+		logger.Fatalw("Failed to set up the reads of owned objects", zap.Error(err))
+	}
+	decoder := &receiver.Decoder{Owner: op.Owner.GroupKind(), Owned: op.receiverOwned(owned, parts), Settled: parts.Settled,
+		OwnWrites: writes, SkipNoOp: true, Handoff: handoffs}
 	lister := rs.KeysNeedingWork
 	stopLater := func() {}
 	if later != nil {

@@ -20,7 +20,6 @@ import (
 	"context"
 	"flag"
 	"io"
-	"strings"
 	"testing"
 	"time"
 
@@ -171,17 +170,6 @@ func TestRequeueSchedule(t *testing.T) {
 
 // hiding wraps a reconciler without forwarding Promote.
 type hiding struct{ controller.Reconciler }
-
-func TestPromotable(t *testing.T) {
-	generated := &leaderAware{}
-	if err := promotable(generated); err != nil {
-		t.Errorf("promotable(a LeaderAware reconciler) = %v, want nil", err)
-	}
-	err := promotable(hiding{generated})
-	if err == nil || !strings.Contains(err.Error(), "serverless.hiding") || !strings.Contains(err.Error(), "forward Promote") {
-		t.Errorf("promotable(a wrapper hiding Promote) = %v, want an error naming it and what to do", err)
-	}
-}
 
 // leaderAware is a reconciler that can be promoted.
 type leaderAware struct{ pkgreconciler.LeaderAwareFuncs }

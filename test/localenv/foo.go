@@ -22,13 +22,13 @@ import (
 
 	"github.com/google/uuid"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"knative.dev/pkg/ptr"
 
 	samplesv1alpha1 "github.com/frugal-operator/foo-operator/pkg/apis/samplecontroller/v1alpha1"
 	"github.com/frugal-operator/foo-operator/pkg/client/clientset/versioned"
-	"github.com/frugal-operator/foo-operator/pkg/reconciler/foo/resources"
+	"github.com/frugal-operator/foo-operator/pkg/reconciler/foo"
+	"github.com/frugal-operator/foo-operator/pkg/serverless"
 	"github.com/frugal-operator/foo-operator/test/controlplane"
 )
 
@@ -64,13 +64,20 @@ var Foo = Operator{
 	Canary:     fooCanary,
 }
 
-// FooSource is what the Foo operator's adapter watches (config/600-sources.yaml):
-// the Foos, and the Deployments labelled with a Foo's name.
-var FooSource = controlplane.AdapterConfig{AllNamespaces: true, Mode: "Resource",
-	Resources: []controlplane.AdapterResource{
-		{GVR: schema.GroupVersionResource{Group: "samplecontroller.knative.io", Version: "v1alpha1", Resource: "foos"}},
-		{GVR: schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"}, LabelSelector: resources.FooLabelKey},
-	}}
+// FooSource is what the Foo operator's adapter watches (config/600-sources.yaml).
+var FooSource = SourceOf(foo.Operator)
+
+// SourceOf is what the ApiServerSource of op's config/ watches, but for its
+// own adapter's pod (no Eventing runs here to make one): in every
+// namespace, op's owners, and each kind they own, only the objects with its
+// owner label if it has one.
+func SourceOf(op serverless.Operator) controlplane.AdapterConfig {
+	c := controlplane.AdapterConfig{AllNamespaces: true, Mode: "Resource", Resources: []controlplane.AdapterResource{{GVR: op.Owner.Resource}}}
+	for _, o := range op.Owned {
+		c.Resources = append(c.Resources, controlplane.AdapterResource{GVR: o.Resource, LabelSelector: o.OwnerLabel})
+	}
+	return c
+}
 
 // fooCanary proves the adapter delivers both kinds: a change of a canary
 // Foo's replicas must reach its Deployment (a Foo event; the cold-start

@@ -15,7 +15,8 @@ limitations under the License.
 */
 
 // Package config holds the example's manifests; its test checks the CRD's
-// schema and CEL rules against the sample and against Bar.Validate.
+// schema and CEL rules against the sample and against Bar.Validate, and the
+// sources against bar.Operator.
 package config
 
 import (
@@ -33,9 +34,12 @@ import (
 	"k8s.io/apiextensions-apiserver/pkg/apiserver/validation"
 	"k8s.io/apimachinery/pkg/runtime"
 	celconfig "k8s.io/apiserver/pkg/apis/cel"
+	sourcesv1 "knative.dev/eventing/pkg/apis/sources/v1"
 	"sigs.k8s.io/yaml"
 
 	examplev1alpha1 "github.com/frugal-operator/foo-operator/examples/bar-operator/pkg/apis/example/v1alpha1"
+	"github.com/frugal-operator/foo-operator/examples/bar-operator/pkg/reconciler/bar"
+	"github.com/frugal-operator/foo-operator/pkg/serverless/serverlesstest"
 )
 
 // TestBarSchemaMatchesTheTypes admits the sample, and Bars made in Go, as
@@ -130,5 +134,27 @@ func decodeStrict(t *testing.T, file string, v any) {
 	}
 	if err := yaml.UnmarshalStrict(b, v); err != nil {
 		t.Fatalf("%s: does not decode into %T: %v", file, v, err)
+	}
+}
+
+// TestTheSourcesSendWhatTheOperatorNames checks 600-sources.yaml's
+// ApiServerSource against bar.Operator's kinds.
+func TestTheSourcesSendWhatTheOperatorNames(t *testing.T) {
+	b, err := os.ReadFile("600-sources.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sources []*sourcesv1.ApiServerSource
+	for _, doc := range strings.Split(string(b), "\n---\n") {
+		if strings.Contains(doc, "\nkind: ApiServerSource\n") {
+			src := &sourcesv1.ApiServerSource{}
+			if err := yaml.UnmarshalStrict([]byte(doc), src); err != nil {
+				t.Fatal(err)
+			}
+			sources = append(sources, src)
+		}
+	}
+	if err := serverlesstest.CheckSources(bar.Operator, sources...); err != nil {
+		t.Error(err)
 	}
 }

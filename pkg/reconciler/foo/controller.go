@@ -20,18 +20,18 @@ import (
 	"context"
 
 	appsv1 "k8s.io/api/apps/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	kubeclient "knative.dev/pkg/client/injection/kube/client"
 	"knative.dev/pkg/controller"
 	"knative.dev/pkg/logging"
 
 	samplesv1alpha1 "github.com/frugal-operator/foo-operator/pkg/apis/samplecontroller/v1alpha1"
+	fooscheme "github.com/frugal-operator/foo-operator/pkg/client/clientset/versioned/scheme"
 	fooclient "github.com/frugal-operator/foo-operator/pkg/client/injection/client"
 	fooreconciler "github.com/frugal-operator/foo-operator/pkg/client/injection/reconciler/samplecontroller/v1alpha1/foo"
 	foolisters "github.com/frugal-operator/foo-operator/pkg/client/listers/samplecontroller/v1alpha1"
 	"github.com/frugal-operator/foo-operator/pkg/reconciler/foo/resources"
 	"github.com/frugal-operator/foo-operator/pkg/serverless"
-	"github.com/frugal-operator/foo-operator/pkg/serverless/receiver"
-	"github.com/frugal-operator/foo-operator/pkg/serverless/resync"
 	"github.com/frugal-operator/foo-operator/pkg/serverless/uncached"
 )
 
@@ -39,24 +39,26 @@ import (
 // Kubernetes events name.
 const AgentName = "foo-reconciler"
 
-// Resync is what the resync lists: the Foos, and the Deployments labelled
-// with a Foo's name.
-var Resync = resync.Kinds{
-	Owner: samplesv1alpha1.SchemeGroupVersion.WithResource("foos"),
-	Owned: []resync.Owned{{Resource: appsv1.SchemeGroupVersion.WithResource("deployments"), OwnerLabel: resources.FooLabelKey}},
+// Operator is the Foo operator, for serverless.Main: Foos, which own
+// Deployments labelled with their Foo's name.
+var Operator = serverless.Operator{
+	Name:   AgentName,
+	Owner:  serverless.Kind{Resource: samplesv1alpha1.SchemeGroupVersion.WithResource("foos"), Kind: "Foo"},
+	Owned:  []serverless.Owned{{Kind: deployments, OwnerLabel: resources.FooLabelKey}},
+	Scheme: fooscheme.Scheme,
+	// Safe: see NewReconciler.
+	HandOff: true,
+	New:     New,
 }
 
-// New returns the Foo operator's parts for serverless.Main: the reconciler,
-// and the Deployments that Foos own.
+var deployments = serverless.Kind{Resource: appsv1.SchemeGroupVersion.WithResource("deployments"), Kind: "Deployment"}
+
+// New returns the Foo operator's parts: the reconciler, and which Foos a
+// Deployment's delete wakes.
 func New(ctx context.Context) serverless.Parts {
-	kc := kubeclient.Get(ctx)
-	deployments := receiver.OwnedKind(deploymentKind, func(ns string) uncached.Client[*appsv1.Deployment, *appsv1.DeploymentList] {
-		return kc.AppsV1().Deployments(ns)
-	})
-	deployments.OnDelete = claimants{fooclient.Get(ctx)}.of
 	return serverless.Parts{
 		Reconciler: NewReconciler(ctx),
-		Owned:      []receiver.Owned{deployments},
+		OnDelete:   map[schema.GroupKind]serverless.OnDelete{deployments.GroupKind(): claimants{fooclient.Get(ctx)}.of},
 		// Changed only by the Deployment's rollout, or a new spec: a
 		// refused name (DeploymentNotOwned) is not, a reconcile may take it.
 		Settled: []string{samplesv1alpha1.ReasonDeploymentRollingOut, samplesv1alpha1.ReasonDeploymentFailed, samplesv1alpha1.ReasonSpecInvalid},

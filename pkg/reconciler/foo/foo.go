@@ -179,8 +179,6 @@ func namespaceGone(err error) bool {
 	return d != nil && d.Kind == "namespaces"
 }
 
-var deploymentKind = appsv1.SchemeGroupVersion.WithKind("Deployment").GroupKind()
-
 // converge returns a copy of existing with every field the builder owns set
 // as desired, and whether anything had drifted. The operator owns the whole
 // pod template, so the templates are compared exactly: anything added to it

@@ -38,7 +38,7 @@ import (
 // the reconciler over them, names the row's Foo whenever the reconcile
 // writes anything.
 func TestResyncFindsTheWorkOfEveryRow(t *testing.T) {
-	resynctest.FindsEveryRowsWork(t, reconcileRows(), testScheme(t), Resync, func(ctx context.Context) controller.Reconciler {
+	resynctest.FindsEveryRowsWork(t, reconcileRows(), testScheme(t), Operator.ResyncKinds(), func(ctx context.Context) controller.Reconciler {
 		return NewReconciler(ctx)
 	})
 }
@@ -79,7 +79,7 @@ func TestResyncOfConvergedFoosMakesTwoRequests(t *testing.T) {
 		mu.Unlock()
 		return next.RoundTrip(req)
 	})
-	r, err := resync.New(context.Background(), cfg, Resync, NewReconciler)
+	r, err := resync.New(context.Background(), cfg, Operator.ResyncKinds(), NewReconciler)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -109,7 +109,7 @@ func BenchmarkResyncOfConvergedFoos(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	r, err := resync.New(context.Background(), cfg, Resync, NewReconciler)
+	r, err := resync.New(context.Background(), cfg, Operator.ResyncKinds(), NewReconciler)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -31,7 +31,6 @@ import (
 	apivalidation "k8s.io/apimachinery/pkg/api/validation"
 	"k8s.io/apimachinery/pkg/api/validation/path"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"knative.dev/eventing/pkg/apis/sources"
@@ -39,7 +38,6 @@ import (
 
 	"github.com/frugal-operator/foo-operator/pkg/serverless/handoff"
 	"github.com/frugal-operator/foo-operator/pkg/serverless/ownwrites"
-	"github.com/frugal-operator/foo-operator/pkg/serverless/uncached"
 )
 
 // PingEventType is PingSource's event type (sourcesv1.PingSourceEventType,
@@ -167,16 +165,6 @@ type Owned struct {
 	// other owner of that namespace may wait (its Ready not True for a
 	// reason not Settled, or refused by the last resync).
 	OnDelete func(ctx context.Context, namespace, name, owner string) ([]types.NamespacedName, error)
-}
-
-// OwnedKind returns the Owned of kind, read through a typed client.
-func OwnedKind[T interface {
-	runtime.Object
-	metav1.Object
-}, L runtime.Object](kind schema.GroupKind, client func(namespace string) uncached.Client[T, L]) Owned {
-	return Owned{Kind: kind, Get: func(ctx context.Context, namespace, name string) (metav1.Object, error) {
-		return client(namespace).Get(ctx, name, metav1.GetOptions{})
-	}}
 }
 
 func (d *Decoder) owned(gk schema.GroupKind) *Owned {

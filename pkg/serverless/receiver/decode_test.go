@@ -35,7 +35,6 @@ import (
 
 	"github.com/frugal-operator/foo-operator/pkg/serverless/handoff"
 	"github.com/frugal-operator/foo-operator/pkg/serverless/ownwrites"
-	"github.com/frugal-operator/foo-operator/pkg/serverless/uncached"
 )
 
 // ownedDeployment is the Deployment that deploymentResourceEvent reports,
@@ -59,9 +58,9 @@ func newDecoder(objs ...runtime.Object) (*Decoder, *kubefake.Clientset) {
 	kc := kubefake.NewSimpleClientset(objs...)
 	return &Decoder{
 		Owner: fooKind,
-		Owned: []Owned{OwnedKind(deploymentKind, func(ns string) uncached.Client[*appsv1.Deployment, *appsv1.DeploymentList] {
-			return kc.AppsV1().Deployments(ns)
-		})},
+		Owned: []Owned{{Kind: deploymentKind, Get: func(ctx context.Context, ns, name string) (metav1.Object, error) {
+			return kc.AppsV1().Deployments(ns).Get(ctx, name, metav1.GetOptions{})
+		}}},
 	}, kc
 }
 

@@ -19,18 +19,10 @@ limitations under the License.
 package main
 
 import (
-	examplev1alpha1 "github.com/frugal-operator/foo-operator/examples/bar-operator/pkg/apis/example/v1alpha1"
-	barscheme "github.com/frugal-operator/foo-operator/examples/bar-operator/pkg/client/clientset/versioned/scheme"
 	"github.com/frugal-operator/foo-operator/examples/bar-operator/pkg/reconciler/bar"
 	"github.com/frugal-operator/foo-operator/pkg/serverless"
 )
 
 func main() {
-	serverless.Main(serverless.Operator{
-		Name:   bar.AgentName,
-		Owner:  examplev1alpha1.Kind("Bar"),
-		Scheme: barscheme.Scheme,
-		Resync: bar.Resync,
-		New:    bar.New,
-	})
+	serverless.Main(bar.Operator)
 }

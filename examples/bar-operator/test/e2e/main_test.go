@@ -29,15 +29,14 @@ import (
 	"testing"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	apierrs "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
 	examplev1alpha1 "github.com/frugal-operator/foo-operator/examples/bar-operator/pkg/apis/example/v1alpha1"
 	"github.com/frugal-operator/foo-operator/examples/bar-operator/pkg/client/clientset/versioned"
+	"github.com/frugal-operator/foo-operator/examples/bar-operator/pkg/reconciler/bar"
 	"github.com/frugal-operator/foo-operator/test/clustertest"
-	"github.com/frugal-operator/foo-operator/test/controlplane"
 	"github.com/frugal-operator/foo-operator/test/localenv"
 )
 
@@ -58,11 +57,7 @@ var Bar = localenv.Operator{
 	Sources: []localenv.Source{
 		// config/600-sources.yaml's source, but for its own ApiServerSource:
 		// no Eventing runs here to make one.
-		{Name: "bars", Config: controlplane.AdapterConfig{AllNamespaces: true, Mode: "Resource",
-			Resources: []controlplane.AdapterResource{
-				{GVR: examplev1alpha1.SchemeGroupVersion.WithResource("bars")},
-				{GVR: corev1.SchemeGroupVersion.WithResource("configmaps"), LabelSelector: "example.frugal-operator.dev/bar"},
-			}}},
+		{Name: "bars", Config: localenv.SourceOf(bar.Operator)},
 	},
 	PingSource: "bar-resync",
 	Canary:     canary,

@@ -19,19 +19,10 @@ limitations under the License.
 package main
 
 import (
-	v1 "knative.dev/eventing/pkg/apis/sources/v1"
-	eventingscheme "knative.dev/eventing/pkg/client/clientset/versioned/scheme"
-
 	"github.com/frugal-operator/foo-operator/examples/containersource/pkg/reconciler/containersource"
 	"github.com/frugal-operator/foo-operator/pkg/serverless"
 )
 
 func main() {
-	serverless.Main(serverless.Operator{
-		Name:   containersource.AgentName,
-		Owner:  v1.Kind("ContainerSource"),
-		Scheme: eventingscheme.Scheme,
-		Resync: containersource.Resync,
-		New:    containersource.New,
-	})
+	serverless.Main(containersource.Operator)
 }

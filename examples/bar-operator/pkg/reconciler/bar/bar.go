@@ -41,8 +41,6 @@ type Reconciler struct {
 
 var _ barreconciler.Interface = (*Reconciler)(nil)
 
-var configMapKind = corev1.SchemeGroupVersion.WithKind("ConfigMap").GroupKind()
-
 // ReconcileKind implements barreconciler.Interface: it creates the Bar's
 // ConfigMap or converges it on the Bar's data.
 func (r *Reconciler) ReconcileKind(ctx context.Context, bar *examplev1alpha1.Bar) pkgreconciler.Event {

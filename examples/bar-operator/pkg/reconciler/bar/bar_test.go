@@ -218,7 +218,7 @@ func TestResyncFindsWhatNeedsWork(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			r, err := resync.New(context.Background(), cfg, Resync, NewReconciler)
+			r, err := resync.New(context.Background(), cfg, Operator.ResyncKinds(), NewReconciler)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -249,5 +249,5 @@ func testScheme(t *testing.T) *runtime.Scheme {
 // the reconciler over them, names the row's Bar whenever the reconcile
 // writes anything.
 func TestResyncFindsTheWorkOfEveryRow(t *testing.T) {
-	resynctest.FindsEveryRowsWork(t, reconcileRows(), testScheme(t), Resync, NewReconciler)
+	resynctest.FindsEveryRowsWork(t, reconcileRows(), testScheme(t), Operator.ResyncKinds(), NewReconciler)
 }

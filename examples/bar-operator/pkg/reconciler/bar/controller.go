@@ -25,13 +25,12 @@ import (
 	"knative.dev/pkg/logging"
 
 	examplev1alpha1 "github.com/frugal-operator/foo-operator/examples/bar-operator/pkg/apis/example/v1alpha1"
+	barscheme "github.com/frugal-operator/foo-operator/examples/bar-operator/pkg/client/clientset/versioned/scheme"
 	barclient "github.com/frugal-operator/foo-operator/examples/bar-operator/pkg/client/injection/client"
 	barreconciler "github.com/frugal-operator/foo-operator/examples/bar-operator/pkg/client/injection/reconciler/example/v1alpha1/bar"
 	barlisters "github.com/frugal-operator/foo-operator/examples/bar-operator/pkg/client/listers/example/v1alpha1"
 	"github.com/frugal-operator/foo-operator/examples/bar-operator/pkg/reconciler/bar/resources"
 	"github.com/frugal-operator/foo-operator/pkg/serverless"
-	"github.com/frugal-operator/foo-operator/pkg/serverless/receiver"
-	"github.com/frugal-operator/foo-operator/pkg/serverless/resync"
 	"github.com/frugal-operator/foo-operator/pkg/serverless/uncached"
 )
 
@@ -39,21 +38,21 @@ import (
 // Kubernetes events name.
 const AgentName = "bar-reconciler"
 
-// Resync is what the resync lists: the Bars, and the ConfigMaps labelled
-// with a Bar's name.
-var Resync = resync.Kinds{
-	Owner: examplev1alpha1.SchemeGroupVersion.WithResource("bars"),
-	Owned: []resync.Owned{{Resource: corev1.SchemeGroupVersion.WithResource("configmaps"), OwnerLabel: resources.BarLabelKey}},
+// Operator is the Bar operator, for serverless.Main: Bars, which own
+// ConfigMaps labelled with their Bar's name.
+var Operator = serverless.Operator{
+	Name:  AgentName,
+	Owner: serverless.Kind{Resource: examplev1alpha1.SchemeGroupVersion.WithResource("bars"), Kind: "Bar"},
+	Owned: []serverless.Owned{{Kind: serverless.Kind{Resource: corev1.SchemeGroupVersion.WithResource("configmaps"), Kind: "ConfigMap"},
+		OwnerLabel: resources.BarLabelKey}},
+	Scheme: barscheme.Scheme,
+	New:    New,
 }
 
-// New returns the Bar operator's parts for serverless.Main.
+// New returns the Bar operator's parts.
 func New(ctx context.Context) serverless.Parts {
-	kc := kubeclient.Get(ctx)
 	return serverless.Parts{
 		Reconciler: NewReconciler(ctx),
-		Owned: []receiver.Owned{receiver.OwnedKind(configMapKind, func(ns string) uncached.Client[*corev1.ConfigMap, *corev1.ConfigMapList] {
-			return kc.CoreV1().ConfigMaps(ns)
-		})},
 		// Changed only by a new spec: a refused name (ConfigMapNotOwned) is
 		// not, a reconcile may take it.
 		Settled: []string{examplev1alpha1.ReasonSpecInvalid},

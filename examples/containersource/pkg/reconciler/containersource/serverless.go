@@ -33,13 +33,12 @@ import (
 	"knative.dev/pkg/logging"
 
 	v1 "knative.dev/eventing/pkg/apis/sources/v1"
+	eventingscheme "knative.dev/eventing/pkg/client/clientset/versioned/scheme"
 	eventingclient "knative.dev/eventing/pkg/client/injection/client"
 	v1containersource "knative.dev/eventing/pkg/client/injection/reconciler/sources/v1/containersource"
 	listers "knative.dev/eventing/pkg/client/listers/sources/v1"
 
 	"github.com/frugal-operator/foo-operator/pkg/serverless"
-	"github.com/frugal-operator/foo-operator/pkg/serverless/receiver"
-	"github.com/frugal-operator/foo-operator/pkg/serverless/resync"
 	"github.com/frugal-operator/foo-operator/pkg/serverless/uncached"
 )
 
@@ -51,17 +50,23 @@ const AgentName = "containersource-reconciler"
 // Deployment, holding the ContainerSource's name.
 const ownerLabel = "sources.knative.dev/containerSource"
 
-// Resync is what the resync lists: the ContainerSources, and the
-// Deployments labelled with one's name. Their SinkBindings carry no label:
-// the resync's dry run reads each from the API server.
-var Resync = resync.Kinds{
-	Owner: v1.SchemeGroupVersion.WithResource("containersources"),
-	Owned: []resync.Owned{{Resource: appsv1.SchemeGroupVersion.WithResource("deployments"), OwnerLabel: ownerLabel}},
+// Operator is the ContainerSource operator, for serverless.Main:
+// ContainerSources, which own a Deployment labelled with their name and a
+// SinkBinding with no such label (the resync's dry run reads it from the
+// API server).
+var Operator = serverless.Operator{
+	Name:  AgentName,
+	Owner: serverless.Kind{Resource: v1.SchemeGroupVersion.WithResource("containersources"), Kind: "ContainerSource"},
+	Owned: []serverless.Owned{
+		{Kind: serverless.Kind{Resource: appsv1.SchemeGroupVersion.WithResource("deployments"), Kind: "Deployment"}, OwnerLabel: ownerLabel},
+		{Kind: serverless.Kind{Resource: v1.SchemeGroupVersion.WithResource("sinkbindings"), Kind: "SinkBinding"}},
+	},
+	Scheme: eventingscheme.Scheme,
+	New:    New,
 }
 
 // New returns the parts for serverless.Main: eventing's generated
-// reconciler around its Reconciler, and the two kinds a ContainerSource
-// controls (its Deployment and its SinkBinding), whose events wake it.
+// reconciler around its Reconciler.
 func New(ctx context.Context) serverless.Parts {
 	kc, ec := kubeclient.Get(ctx), eventingclient.Get(ctx)
 	sources := containerSourceLister{uncached.New(ctx, func(ns string) uncached.Client[*v1.ContainerSource, *v1.ContainerSourceList] {
@@ -85,14 +90,6 @@ func New(ctx context.Context) serverless.Parts {
 	}
 	return serverless.Parts{
 		Reconciler: v1containersource.NewReconciler(ctx, logging.FromContext(ctx), ec, sources, controller.GetEventRecorder(ctx), r),
-		Owned: []receiver.Owned{
-			receiver.OwnedKind(appsv1.SchemeGroupVersion.WithKind("Deployment").GroupKind(), func(ns string) uncached.Client[*appsv1.Deployment, *appsv1.DeploymentList] {
-				return kc.AppsV1().Deployments(ns)
-			}),
-			receiver.OwnedKind(v1.Kind("SinkBinding"), func(ns string) uncached.Client[*v1.SinkBinding, *v1.SinkBindingList] {
-				return ec.SourcesV1().SinkBindings(ns)
-			}),
-		},
 	}
 }
 

@@ -122,7 +122,7 @@ func TestResyncFindsWhatNeedsWork(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			r, err := resync.New(context.Background(), cfg, Resync, func(ctx context.Context) controller.Reconciler { return New(ctx).Reconciler })
+			r, err := resync.New(context.Background(), cfg, Operator.ResyncKinds(), func(ctx context.Context) controller.Reconciler { return New(ctx).Reconciler })
 			if err != nil {
 				t.Fatal(err)
 			}

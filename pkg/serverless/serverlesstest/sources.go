@@ -1,0 +1,110 @@
+/*
+Copyright The Foo Operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package serverlesstest
+
+import (
+	"errors"
+	"fmt"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	sourcesv1 "knative.dev/eventing/pkg/apis/sources/v1"
+
+	"github.com/frugal-operator/foo-operator/pkg/serverless"
+	"github.com/frugal-operator/foo-operator/pkg/serverless/receiver"
+)
+
+// CheckSources tells how the ApiServerSources that send op its events (in
+// direct wiring) differ from op's kinds: each kind, the owner's and every
+// owned one, watched by one of them, an owned kind with an OwnerLabel only
+// where it carries that label (else every object of the kind in the
+// cluster wakes the reconciler), no kind that op does not name, and each
+// source watching its own adapter's pod (whose start asks for a resync).
+// An operator's test runs it over its config/.
+func CheckSources(op serverless.Operator, sources ...*sourcesv1.ApiServerSource) error {
+	var errs []error
+	watched := map[string]bool{}
+	for _, src := range sources {
+		adapter := false
+		for _, r := range src.Spec.Resources {
+			key := r.APIVersion + " " + r.Kind
+			switch kind, owned := named(op, r.APIVersion, r.Kind); {
+			case r.APIVersion == "v1" && r.Kind == "Pod" && watchesAdapter(r.LabelSelector, src.Name):
+				adapter = true
+				continue
+			case kind == nil:
+				errs = append(errs, fmt.Errorf("ApiServerSource %s watches %s, which the operator does not name", src.Name, key))
+			case owned != nil && owned.OwnerLabel != "" && !requires(r.LabelSelector, owned.OwnerLabel):
+				errs = append(errs, fmt.Errorf("ApiServerSource %s watches every %s, not only those labelled %s", src.Name, key, owned.OwnerLabel))
+			case owned == nil && src.Spec.ResourceOwner != nil:
+				errs = append(errs, fmt.Errorf("ApiServerSource %s passes only owned objects, so none of the owners, %s", src.Name, key))
+			}
+			watched[key] = true
+		}
+		if !adapter {
+			errs = append(errs, fmt.Errorf("ApiServerSource %s does not watch its adapter's pod (v1 Pod labelled %s=%s, eventing.knative.dev/sourceName=%s)",
+				src.Name, receiver.AdapterLabel, receiver.AdapterLabelValue, src.Name))
+		}
+	}
+	kinds := []serverless.Kind{op.Owner}
+	for _, o := range op.Owned {
+		kinds = append(kinds, o.Kind)
+	}
+	for _, k := range kinds {
+		if key := k.Resource.GroupVersion().String() + " " + k.Kind; !watched[key] {
+			errs = append(errs, fmt.Errorf("no ApiServerSource watches %s", key))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// named returns op's kind of apiVersion and kind, and its Owned if owned.
+func named(op serverless.Operator, apiVersion, kind string) (*serverless.Kind, *serverless.Owned) {
+	if op.Owner.Resource.GroupVersion().String() == apiVersion && op.Owner.Kind == kind {
+		return &op.Owner, nil
+	}
+	for i, o := range op.Owned {
+		if o.Resource.GroupVersion().String() == apiVersion && o.Kind.Kind == kind {
+			return &op.Owned[i].Kind, &op.Owned[i]
+		}
+	}
+	return nil, nil
+}
+
+// watchesAdapter tells whether sel selects the adapter pods of the source
+// named source only.
+func watchesAdapter(sel *metav1.LabelSelector, source string) bool {
+	s, err := metav1.LabelSelectorAsSelector(sel)
+	return sel != nil && err == nil && s.Matches(labels.Set{receiver.AdapterLabel: receiver.AdapterLabelValue, "eventing.knative.dev/sourceName": source}) &&
+		!s.Matches(labels.Set{receiver.AdapterLabel: receiver.AdapterLabelValue, "eventing.knative.dev/sourceName": source + "-other"})
+}
+
+// requires tells whether sel selects only objects that carry label.
+func requires(sel *metav1.LabelSelector, label string) bool {
+	if sel == nil {
+		return false
+	}
+	if _, ok := sel.MatchLabels[label]; ok {
+		return true
+	}
+	for _, e := range sel.MatchExpressions {
+		if e.Key == label && (e.Operator == metav1.LabelSelectorOpExists || e.Operator == metav1.LabelSelectorOpIn) {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,103 @@
+/*
+Copyright The Foo Operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package serverlesstest_test
+
+import (
+	"strings"
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	sourcesv1 "knative.dev/eventing/pkg/apis/sources/v1"
+
+	"github.com/frugal-operator/foo-operator/pkg/serverless"
+	"github.com/frugal-operator/foo-operator/pkg/serverless/serverlesstest"
+)
+
+var op = serverless.Operator{
+	Owner: serverless.Kind{Resource: schema.GroupVersionResource{Group: "samplecontroller.knative.io", Version: "v1alpha1", Resource: "foos"}, Kind: "Foo"},
+	Owned: []serverless.Owned{
+		{Kind: serverless.Kind{Resource: schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"}, Kind: "Deployment"}, OwnerLabel: "foo"},
+		{Kind: serverless.Kind{Resource: schema.GroupVersionResource{Version: "v1", Resource: "services"}, Kind: "Service"}},
+	},
+}
+
+var (
+	foos        = sourcesv1.APIVersionKindSelector{APIVersion: "samplecontroller.knative.io/v1alpha1", Kind: "Foo"}
+	deployments = sourcesv1.APIVersionKindSelector{APIVersion: "apps/v1", Kind: "Deployment", LabelSelector: &metav1.LabelSelector{
+		MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "foo", Operator: metav1.LabelSelectorOpExists}}}}
+	services = sourcesv1.APIVersionKindSelector{APIVersion: "v1", Kind: "Service"}
+	pods     = func(source string) sourcesv1.APIVersionKindSelector {
+		return sourcesv1.APIVersionKindSelector{APIVersion: "v1", Kind: "Pod", LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{
+			"eventing.knative.dev/source": "apiserver-source-controller", "eventing.knative.dev/sourceName": source}}}
+	}
+)
+
+func source(name string, resources ...sourcesv1.APIVersionKindSelector) *sourcesv1.ApiServerSource {
+	return &sourcesv1.ApiServerSource{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: sourcesv1.ApiServerSourceSpec{Resources: resources}}
+}
+
+func TestCheckSources(t *testing.T) {
+	if err := serverlesstest.CheckSources(op, source("foos", foos, deployments, services, pods("foos"))); err != nil {
+		t.Errorf("CheckSources(one source of every kind) = %v, want nil", err)
+	}
+	if err := serverlesstest.CheckSources(op, source("a", foos, pods("a")), source("b", deployments, services, pods("b"))); err != nil {
+		t.Errorf("CheckSources(two sources) = %v, want nil", err)
+	}
+	everyDeployment := deployments
+	everyDeployment.LabelSelector = nil
+	tests := []struct {
+		name    string
+		sources []*sourcesv1.ApiServerSource
+		want    string
+	}{{
+		name:    "an owned kind not watched",
+		sources: []*sourcesv1.ApiServerSource{source("foos", foos, deployments, pods("foos"))},
+		want:    "no ApiServerSource watches v1 Service",
+	}, {
+		name:    "every Deployment",
+		sources: []*sourcesv1.ApiServerSource{source("foos", foos, everyDeployment, services, pods("foos"))},
+		want:    "ApiServerSource foos watches every apps/v1 Deployment, not only those labelled foo",
+	}, {
+		name:    "a kind not named",
+		sources: []*sourcesv1.ApiServerSource{source("foos", foos, deployments, services, pods("foos"), sourcesv1.APIVersionKindSelector{APIVersion: "v1", Kind: "Secret"})},
+		want:    "ApiServerSource foos watches v1 Secret, which the operator does not name",
+	}, {
+		name:    "no adapter's pod",
+		sources: []*sourcesv1.ApiServerSource{source("foos", foos, deployments, services)},
+		want:    "ApiServerSource foos does not watch its adapter's pod",
+	}, {
+		name:    "another source's adapter's pod",
+		sources: []*sourcesv1.ApiServerSource{source("foos", foos, deployments, services, pods("bars"))},
+		want:    "ApiServerSource foos watches v1 Pod, which the operator does not name",
+	}}
+	ownedOnly := source("foos", foos, deployments, services, pods("foos"))
+	ownedOnly.Spec.ResourceOwner = &sourcesv1.APIVersionKind{APIVersion: "samplecontroller.knative.io/v1alpha1", Kind: "Foo"}
+	tests = append(tests, struct {
+		name    string
+		sources []*sourcesv1.ApiServerSource
+		want    string
+	}{"owners filtered out", []*sourcesv1.ApiServerSource{ownedOnly}, "ApiServerSource foos passes only owned objects, so none of the owners"})
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			err := serverlesstest.CheckSources(op, tc.sources...)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("CheckSources() = %v, want an error saying %q", err, tc.want)
+			}
+		})
+	}
+}
