@@ -59,11 +59,14 @@ func New(ctx context.Context) serverless.Parts {
 	return serverless.Parts{
 		Reconciler: NewReconciler(ctx),
 		OnDelete:   map[schema.GroupKind]serverless.OnDelete{deployments.GroupKind(): claimants{fooclient.Get(ctx)}.of},
-		// Changed only by the Deployment's rollout, or a new spec: a
-		// refused name (DeploymentNotOwned) is not, a reconcile may take it.
-		Settled: []string{samplesv1alpha1.ReasonDeploymentRollingOut, samplesv1alpha1.ReasonDeploymentFailed, samplesv1alpha1.ReasonSpecInvalid},
+		Settled:    settled,
 	}
 }
+
+// settled are the reasons of a Foo's Ready that only the Deployment's
+// rollout, or a new spec, changes: a refused name (DeploymentNotOwned) is
+// not, a reconcile may take it.
+var settled = []string{samplesv1alpha1.ReasonDeploymentRollingOut, samplesv1alpha1.ReasonDeploymentFailed, samplesv1alpha1.ReasonSpecInvalid}
 
 // NewReconciler returns the generated Foo reconciler around a Reconciler,
 // reading Foos and Deployments straight from the API server: it needs the

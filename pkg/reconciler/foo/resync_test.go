@@ -31,6 +31,7 @@ import (
 	fooscheme "github.com/frugal-operator/foo-operator/pkg/client/clientset/versioned/scheme"
 	"github.com/frugal-operator/foo-operator/pkg/serverless/resync"
 	"github.com/frugal-operator/foo-operator/pkg/serverless/resync/resynctest"
+	"github.com/frugal-operator/foo-operator/pkg/serverless/serverlesstest"
 )
 
 // The resync cannot miss work that a reconcile would do: over every row of
@@ -58,6 +59,13 @@ func testScheme(t testing.TB) *runtime.Scheme {
 // LIST of Foos and one of their Deployments. (The generated reconciler
 // lists every Foo when promoted with a function to enqueue them: the
 // resync's dry-run reconciler is promoted without.)
+// Every Settled reason is one that a row of ReconcileKind's table sets.
+func TestSettledReasonsAreSet(t *testing.T) {
+	if err := serverlesstest.CheckSettled(settled, reconcileRows()); err != nil {
+		t.Error(err)
+	}
+}
+
 func TestResyncOfConvergedFoosMakesTwoRequests(t *testing.T) {
 	var objects []runtime.Object
 	for _, name := range []string{"a", "b"} {

@@ -15,8 +15,9 @@ limitations under the License.
 */
 
 // Package serverlesstest checks, in an operator's tests, what it declares
-// outside its Go code against its serverless.Operator: the ApiServerSources
-// of its config/, which must send the events of the kinds it names. It is
+// against what it does: the ApiServerSources of its config/ against the
+// kinds its serverless.Operator names (CheckSources), and its Parts.Settled
+// reasons against those its reconciler's table sets (CheckSettled). It is
 // apart from package serverless so that the operator's binary does not link
 // Eventing's API types.
 package serverlesstest

@@ -37,6 +37,7 @@ import (
 	"github.com/frugal-operator/foo-operator/pkg/serverless/reconcilertest"
 	"github.com/frugal-operator/foo-operator/pkg/serverless/resync"
 	"github.com/frugal-operator/foo-operator/pkg/serverless/resync/resynctest"
+	"github.com/frugal-operator/foo-operator/pkg/serverless/serverlesstest"
 )
 
 const (
@@ -248,6 +249,13 @@ func testScheme(t *testing.T) *runtime.Scheme {
 // ReconcileKind's table, the resync, listing the row's objects and running
 // the reconciler over them, names the row's Bar whenever the reconcile
 // writes anything.
+// Every Settled reason is one that a row of ReconcileKind's table sets.
+func TestSettledReasonsAreSet(t *testing.T) {
+	if err := serverlesstest.CheckSettled(settled, reconcileRows()); err != nil {
+		t.Error(err)
+	}
+}
+
 func TestResyncFindsTheWorkOfEveryRow(t *testing.T) {
 	resynctest.FindsEveryRowsWork(t, reconcileRows(), testScheme(t), Operator.ResyncKinds(), NewReconciler)
 }

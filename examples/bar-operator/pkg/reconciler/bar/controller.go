@@ -53,11 +53,13 @@ var Operator = serverless.Operator{
 func New(ctx context.Context) serverless.Parts {
 	return serverless.Parts{
 		Reconciler: NewReconciler(ctx),
-		// Changed only by a new spec: a refused name (ConfigMapNotOwned) is
-		// not, a reconcile may take it.
-		Settled: []string{examplev1alpha1.ReasonSpecInvalid},
+		Settled:    settled,
 	}
 }
+
+// settled are the reasons of a Bar's Ready that only a new spec changes: a
+// refused name (ConfigMapNotOwned) is not, a reconcile may take it.
+var settled = []string{examplev1alpha1.ReasonSpecInvalid}
 
 // NewReconciler returns the generated Bar reconciler around a Reconciler,
 // reading Bars and ConfigMaps from the API server.
