@@ -14,8 +14,9 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-// Package docs holds the user documentation; its test checks that every
-// measured figure in the docs' tables is in the results run they cite.
+// Package docs holds the user documentation; its tests check that every
+// measured figure in the docs' tables is in the results run they cite, and
+// that every Go block of the docs is code of the repository (code_test.go).
 //
 // The convention the test enforces:
 //
