@@ -32,6 +32,11 @@ import (
 	sourcesv1 "knative.dev/eventing/pkg/apis/sources/v1"
 	"knative.dev/pkg/apis"
 	"sigs.k8s.io/yaml"
+
+	"github.com/frugal-operator/foo-operator/examples/bar-operator/pkg/reconciler/bar"
+	"github.com/frugal-operator/foo-operator/pkg/reconciler/foo"
+	"github.com/frugal-operator/foo-operator/pkg/serverless"
+	"github.com/frugal-operator/foo-operator/pkg/serverless/serverlesstest"
 )
 
 // The shared stream (../stream/) and its members' Components.
@@ -48,9 +53,10 @@ var members = []struct {
 	dir       string
 	namespace string
 	service   string
+	op        serverless.Operator
 }{
-	{"stream", "foo-operator", "foo-reconciler"},
-	{"../examples/bar-operator/config/stream", "bar-operator", "bar-reconciler"},
+	{"stream", "foo-operator", "foo-reconciler", foo.Operator},
+	{"../examples/bar-operator/config/stream", "bar-operator", "bar-reconciler", bar.Operator},
 }
 
 // component is what is read of a kustomize Component.
@@ -69,7 +75,8 @@ type component struct {
 // TestTheStreamComposes builds the stream's ApiServerSource as kubectl
 // apply -k does with every member's Component (their JSON patches applied
 // in turn) and checks the result, and each member: it adds only entries to
-// the stream's resources; each kind it adds has its Trigger, subscribed to
+// the stream's resources, which with the stream's own send its operator's
+// kinds (serverlesstest.CheckSources); each kind it adds has its Trigger, subscribed to
 // its own reconciler, and its aggregated rule for the stream's reader; and
 // it has a Trigger for what the stream itself watches (its adapter's pod,
 // whose readiness asks for a resync).
@@ -129,6 +136,13 @@ func TestTheStreamComposes(t *testing.T) {
 				t.Fatal("applying the patch:", err)
 			}
 			want = append(want, added...)
+			// What the member adds, with what the stream itself watches,
+			// sends the member's kinds.
+			mine := base.DeepCopy()
+			mine.Spec.Resources = append(mine.Spec.Resources, added...)
+			if err := serverlesstest.CheckSources(m.op, mine); err != nil {
+				t.Error(err)
+			}
 
 			// Each kind added, and each the stream itself watches, has a
 			// Trigger to this member's reconciler.
