@@ -14,7 +14,7 @@
 # limitations under the License.
 
 # Measures this project's reconciler beside the classic informer-based
-# sample-controller (stock and raised-QPS) on one loopback API server, and
+# sample-controller (raised QPS) on one loopback API server, and
 # writes bench/results/<time>/{results.md,results.json,chart.png}.
 # Flags go to bench/loopback (see -help); e.g. hack/bench.sh -n 100,1000 -idle 10s
 set -euo pipefail

@@ -33,13 +33,13 @@ func TestSmoke(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 	rep, err := Run(ctx, Config{
-		Ns: []int{20}, Burst: 20, StockMaxN: 20, StockBurst: 10, RaisedQPS: 200,
+		Ns: []int{20}, Burst: 20, RaisedQPS: 200,
 		Idle: 2 * time.Second, Dir: t.TempDir(), Log: t.Logf, SenderAuth: true,
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, name := range []string{Classic, ClassicRaised, Ours, OursQueued} {
+	for _, name := range []string{ClassicRaised, Ours, OursQueued} {
 		r := rep.find(name, 20)
 		if r == nil {
 			t.Fatalf("no result for %s", name)

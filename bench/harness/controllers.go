@@ -35,8 +35,8 @@ import (
 // measureClassic starts the classic binary bin with args and measures its
 // start, its first Foo, a burst of creations, one of updates and its idle
 // CPU and memory.
-func (r *run) measureClassic(ctx context.Context, name, bin string, args []string, burst int) (Result, error) {
-	res := Result{Controller: name, N: r.n, Burst: burst}
+func (r *run) measureClassic(ctx context.Context, name, bin string, args []string) (Result, error) {
+	res := Result{Controller: name, N: r.n, Burst: r.cfg.Burst}
 	r.cfg.Log("N=%d: %s", r.n, name)
 	cmd := exec.Command(r.classic[bin], append([]string{"--kubeconfig", r.classicKC}, args...)...)
 	start := time.Now()

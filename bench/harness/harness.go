@@ -15,9 +15,8 @@ limitations under the License.
 */
 
 // Package harness measures this project's reconciler side by side with the
-// classic informer-based k8s.io/sample-controller (stock, and built with a
-// raised client rate limit), on the same loopback API server in the same
-// run, so that the ratios hold on a noisy machine. hack/bench.sh runs it
+// classic informer-based k8s.io/sample-controller (built with a raised
+// client rate limit), on the same loopback API server in the same run, so that the ratios hold on a noisy machine. hack/bench.sh runs it
 // (bench/loopback) and writes the results; its test runs a small smoke of it.
 package harness
 
@@ -35,7 +34,6 @@ import (
 const (
 	Ours          = "frugal (this project)"
 	OursQueued    = "frugal, ack on enqueue"
-	Classic       = "classic, stock (5 req/s)"
 	ClassicRaised = "classic, raised QPS"
 	Adapters      = "ApiServerSource adapter"
 )
@@ -47,9 +45,6 @@ type Config struct {
 	Ns []int
 	// Burst is how many Foos are created at once.
 	Burst int
-	// StockMaxN and StockBurst bound the stock classic: at 5 requests/s it
-	// needs N/5 s to sync and 2·Burst/5 s for a burst.
-	StockMaxN, StockBurst int
 	// RaisedQPS is the raised classic's client rate limit (burst twice it).
 	RaisedQPS int
 	// Idle is the window over which idle CPU is measured.
@@ -134,26 +129,18 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	return rep, nil
 }
 
-// runN measures, in turn, the stock classic (up to StockMaxN), the raised
-// classic and ours in both ack modes, with the adapters' own cost.
+// runN measures, in turn, the raised classic and ours in both ack modes,
+// with the adapters' own cost.
 func runN(ctx context.Context, cfg Config, n int) ([]Result, error) {
 	r, err := setUp(ctx, cfg, n)
 	if err != nil {
 		return nil, err
 	}
 	defer func() { _ = r.cp.Stop() }()
-	var out []Result
-	if n <= cfg.StockMaxN {
-		res, err := r.measureClassic(ctx, Classic, "sample-controller", nil, cfg.StockBurst)
-		out = append(out, res)
-		if err != nil {
-			return out, err
-		}
-	}
 	qps := strconv.Itoa(cfg.RaisedQPS)
 	res, err := r.measureClassic(ctx, ClassicRaised, "sample-controller-raised",
-		[]string{"--kube-api-qps", qps, "--kube-api-burst", strconv.Itoa(2 * cfg.RaisedQPS)}, cfg.Burst)
-	out = append(out, res)
+		[]string{"--kube-api-qps", qps, "--kube-api-burst", strconv.Itoa(2 * cfg.RaisedQPS)})
+	out := []Result{res}
 	if err != nil {
 		return out, err
 	}

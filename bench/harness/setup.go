@@ -97,10 +97,8 @@ func (r *run) install(ctx context.Context) error {
 	if err := localenv.Kubectl(ctx, r.cp, nil, "wait", "--for=condition=Established", "--timeout=60s", "crd/foos.samplecontroller.k8s.io"); err != nil {
 		return err
 	}
-	for _, name := range []string{"sample-controller", "sample-controller-raised"} {
-		if r.classic[name], err = controlplane.BinaryPath(name); err != nil {
-			return err
-		}
+	if r.classic["sample-controller-raised"], err = controlplane.BinaryPath("sample-controller-raised"); err != nil {
+		return err
 	}
 	r.ourBin, err = localenv.BuildReconciler(ctx, localenv.Foo, filepath.Join(r.cfg.Dir, fmt.Sprintf("n%d", r.n)))
 	return err

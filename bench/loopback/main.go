@@ -38,15 +38,13 @@ import (
 func main() {
 	ns := flag.String("n", "100,1000,5000", "Numbers of pre-existing Foos (and unrelated Deployments), comma-separated.")
 	burst := flag.Int("burst", 1000, "Foos created at once.")
-	stockMaxN := flag.Int("stock-max-n", 100, "Largest N the stock classic (5 requests/s) runs at.")
-	stockBurst := flag.Int("stock-burst", 100, "The stock classic's burst.")
 	qps := flag.Int("raised-qps", 200, "The raised classic's client QPS (burst twice it).")
 	idle := flag.Duration("idle", 30*time.Second, "Idle CPU window.")
 	out := flag.String("out", "", "Results folder (default bench/results/<UTC time>).")
 	senderAuth := flag.Bool("sender-auth", true, "Run ours with sender authentication on (the adapters send OIDC tokens): what lets the adds of new Foos stand in for reads.")
 	flag.Parse()
 
-	cfg := harness.Config{Burst: *burst, StockMaxN: *stockMaxN, StockBurst: *stockBurst, RaisedQPS: *qps, Idle: *idle, SenderAuth: *senderAuth,
+	cfg := harness.Config{Burst: *burst, RaisedQPS: *qps, Idle: *idle, SenderAuth: *senderAuth,
 		Log: func(format string, args ...any) { fmt.Printf("==> "+format+"\n", args...) }}
 	var err error
 	if cfg.Ns, err = parseNs(*ns); err != nil {
