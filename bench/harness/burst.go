@@ -241,7 +241,7 @@ func (r *run) updateBurst(ctx context.Context, res *Result, p *controlplane.Proc
 func (r *run) cpu(controller *controlplane.Process) map[string]float64 {
 	m := map[string]float64{}
 	add := func(role string, pid int) {
-		if c, err := CPUSeconds(pid); err == nil {
+		if c, err := cpuSeconds(pid); err == nil {
 			m[role] += c
 		}
 	}

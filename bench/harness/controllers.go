@@ -172,7 +172,7 @@ func (r *run) firstFoo(ctx context.Context, classic bool, ns string) (time.Durat
 // idle measures the CPU a process uses over cfg.Idle, then its memory. The
 // window is a measurement, not a wait for anything.
 func (r *run) idle(ctx context.Context, res *Result, p *controlplane.Process) error {
-	c0, err := CPUSeconds(p.PID())
+	c0, err := cpuSeconds(p.PID())
 	if err != nil {
 		return err
 	}
@@ -181,12 +181,12 @@ func (r *run) idle(ctx context.Context, res *Result, p *controlplane.Process) er
 	case <-ctx.Done():
 		return ctx.Err()
 	}
-	c1, err := CPUSeconds(p.PID())
+	c1, err := cpuSeconds(p.PID())
 	if err != nil {
 		return err
 	}
 	res.IdleCPUSeconds = c1 - c0
-	res.SteadyRSSMiB, res.PeakRSSMiB, res.AnonRSSMiB, err = RSS(p.PID())
+	res.SteadyRSSMiB, res.PeakRSSMiB, res.AnonRSSMiB, err = rss(p.PID())
 	return err
 }
 
@@ -194,7 +194,7 @@ func (r *run) idle(ctx context.Context, res *Result, p *controlplane.Process) er
 func (r *run) adaptersCPU() float64 {
 	total := 0.0
 	for _, a := range r.adapters {
-		c, _ := CPUSeconds(a.PID())
+		c, _ := cpuSeconds(a.PID())
 		total += c
 	}
 	return total
@@ -205,7 +205,7 @@ func (r *run) adaptersCPU() float64 {
 func (r *run) adaptersCost(ad *Result, cpu0 float64) {
 	ad.IdleCPUSeconds = r.adaptersCPU() - cpu0
 	for _, a := range r.adapters {
-		now, peak, anon, _ := RSS(a.PID())
+		now, peak, anon, _ := rss(a.PID())
 		ad.SteadyRSSMiB += now
 		ad.PeakRSSMiB += peak
 		ad.AnonRSSMiB += anon

@@ -19,6 +19,8 @@ package harness
 import (
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"strings"
 )
 
@@ -142,7 +144,7 @@ func (rep *Report) incomplete(w io.Writer) {
 // joined is "key value" of every entry of m, in key order.
 func joined(m map[string]float64, format string) string {
 	var parts []string
-	for _, k := range sortedKeys(m) {
+	for _, k := range slices.Sorted(maps.Keys(m)) {
 		parts = append(parts, fmt.Sprintf("%s "+format, k, m[k]))
 	}
 	return strings.Join(parts, ", ")

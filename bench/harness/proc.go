@@ -17,77 +17,57 @@ limitations under the License.
 package harness
 
 import (
-	"bufio"
 	"fmt"
 	"os"
 	"strconv"
 	"strings"
 )
 
-// clockTicks is USER_HZ, the unit of /proc/<pid>/stat's CPU times: 100 on
-// every Linux this runs on.
+// clockTicks is USER_HZ, the unit of /proc's CPU times: 100 on every Linux this runs on.
 const clockTicks = 100
 
-// RSS returns a process's resident set size, its peak, and the part of it
-// that is anonymous memory (the rest is file-backed, mostly the pages of the
-// binary itself), in MiB, from /proc/<pid>/status (VmRSS, VmHWM, RssAnon).
-func RSS(pid int) (now, peak, anon float64, err error) {
-	f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		return 0, 0, 0, err
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		fields := strings.Fields(sc.Text())
-		if len(fields) < 2 {
-			continue
-		}
-		kb, _ := strconv.ParseFloat(fields[1], 64)
-		switch fields[0] {
-		case "VmRSS:":
-			now = kb / 1024
-		case "VmHWM:":
-			peak = kb / 1024
-		case "RssAnon:":
-			anon = kb / 1024
+// rss returns a process's resident memory, its peak and its anonymous part
+// (the rest is file-backed, mostly the binary's pages), in MiB.
+func rss(pid int) (now, peak, anon float64, err error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	kB := map[string]float64{}
+	for _, line := range strings.Split(string(b), "\n") {
+		if f := strings.Fields(line); len(f) >= 2 {
+			kB[f[0]], _ = strconv.ParseFloat(f[1], 64)
 		}
 	}
-	return now, peak, anon, sc.Err()
+	return kB["VmRSS:"] / 1024, kB["VmHWM:"] / 1024, kB["RssAnon:"] / 1024, err
 }
 
-// CPUSeconds returns the user and system CPU time a process has used.
-func CPUSeconds(pid int) (float64, error) {
+// cpuSeconds returns the user and system CPU time a process has used.
+func cpuSeconds(pid int) (float64, error) {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	if err != nil {
 		return 0, err
 	}
-	// The command name, in parentheses, may hold spaces: count from after it.
-	s := string(b)
-	fields := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
-	// utime and stime are fields 14 and 15 of stat; here 12 and 13 (0-based 11, 12).
-	if len(fields) < 13 {
+	// utime and stime are stat's fields 14 and 15, counted after the command
+	// name, which may hold spaces: 12 and 13 from its closing parenthesis.
+	f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:]))
+	if len(f) < 13 {
 		return 0, fmt.Errorf("short /proc/%d/stat", pid)
 	}
-	u, _ := strconv.ParseFloat(fields[11], 64)
-	st, _ := strconv.ParseFloat(fields[12], 64)
-	return (u + st) / clockTicks, nil
+	u, _ := strconv.ParseFloat(f[11], 64)
+	s, _ := strconv.ParseFloat(f[12], 64)
+	return (u + s) / clockTicks, nil
 }
 
-// machineIdleSeconds returns the CPU time all cores have spent idle (idle
-// and iowait) since boot, from /proc/stat.
+// machineIdleSeconds returns the CPU time all cores have spent idle or in
+// iowait since boot.
 func machineIdleSeconds() (float64, error) {
 	b, err := os.ReadFile("/proc/stat")
 	if err != nil {
 		return 0, err
 	}
-	line, _, _ := strings.Cut(string(b), "\n")
-	fields := strings.Fields(line)
-	// cpu user nice system idle iowait ...
-	if len(fields) < 6 || fields[0] != "cpu" {
-		return 0, fmt.Errorf("unexpected /proc/stat: %q", line)
+	f := strings.Fields(strings.SplitN(string(b), "\n", 2)[0]) // cpu user nice system idle iowait ...
+	if len(f) < 6 || f[0] != "cpu" {
+		return 0, fmt.Errorf("unexpected /proc/stat: %q", f)
 	}
-	idle, _ := strconv.ParseFloat(fields[4], 64)
-	iowait, _ := strconv.ParseFloat(fields[5], 64)
+	idle, _ := strconv.ParseFloat(f[4], 64)
+	iowait, _ := strconv.ParseFloat(f[5], 64)
 	return (idle + iowait) / clockTicks, nil
 }

@@ -17,12 +17,12 @@ limitations under the License.
 package harness
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"fmt"
+	"maps"
 	"net/http"
-	"sort"
+	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -33,8 +33,41 @@ import (
 	"github.com/frugal-operator/foo-operator/test/localenv"
 )
 
-// burstRequests records the requests of a burst per Foo, from the counts
-// before it, the harness's own creates and scrapes taken out.
+var (
+	requestTotal = regexp.MustCompile(`(?m)^apiserver_request_total\{(.*)\} (\S+)$`)
+	metricLabel  = regexp.MustCompile(`(\w+)="([^"]*)"`)
+)
+
+// requestCounts reads the API server's apiserver_request_total.
+func requestCounts(ctx context.Context, kube kubernetes.Interface) (map[string]float64, error) {
+	raw, err := kube.CoreV1().RESTClient().Get().AbsPath("/metrics").DoRaw(ctx)
+	return parseRequests(string(raw)), err
+}
+
+// parseRequests sums apiserver_request_total by "VERB resource[/subresource]",
+// leaving out requests of no resource (the harness's scrapes of /metrics).
+func parseRequests(metrics string) map[string]float64 {
+	out := map[string]float64{}
+	for _, m := range requestTotal.FindAllStringSubmatch(metrics, -1) {
+		l := map[string]string{}
+		for _, kv := range metricLabel.FindAllStringSubmatch(m[1], -1) {
+			l[kv[1]] = kv[2]
+		}
+		if l["resource"] == "" {
+			continue
+		}
+		key := l["verb"] + " " + l["resource"]
+		if l["subresource"] != "" {
+			key += "/" + l["subresource"]
+		}
+		v, _ := strconv.ParseFloat(m[2], 64)
+		out[key] += v
+	}
+	return out
+}
+
+// burstRequests records the requests per Foo of the burst since before,
+// watches and the harness's creates left out.
 func (r *run) burstRequests(ctx context.Context, res *Result, before map[string]float64) error {
 	after, err := requestCounts(ctx, r.kube)
 	if err != nil {
@@ -42,9 +75,8 @@ func (r *run) burstRequests(ctx context.Context, res *Result, before map[string]
 	}
 	d := delta(before, after)
 	d["POST foos"] -= float64(res.Burst)
-	delete(d, "GET ") // non-resource GETs: the harness's /metrics scrapes
 	res.Requests = map[string]float64{}
-	for _, k := range sortedKeys(d) {
+	for _, k := range slices.Sorted(maps.Keys(d)) {
 		if d[k] <= 0 || strings.HasPrefix(k, "WATCH") {
 			continue
 		}
@@ -59,13 +91,25 @@ func (r *run) burstRequests(ctx context.Context, res *Result, before map[string]
 	return nil
 }
 
-// pingResync sends the event PingSource sends and records what the resync
-// cost the API server, with every Foo converged.
+// pingResync sends ours the event PingSource sends (with its token under
+// sender authentication, asked for before the count) and records what the
+// resync cost the API server.
 func (r *run) pingResync(ctx context.Context, res *Result) error {
 	r.cfg.Log("N=%d: %s: ping resync", r.n, res.Controller)
-	req, err := r.pingRequest(ctx)
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, r.url, strings.NewReader(`{"resync":true}`))
 	if err != nil {
 		return err
+	}
+	for k, v := range map[string]string{"Ce-Specversion": "1.0", "Ce-Id": "bench-resync", "Ce-Type": "dev.knative.sources.ping",
+		"Ce-Source": "/apis/v1/namespaces/" + localenv.Namespace + "/pingsources/" + localenv.Foo.PingSource, "Content-Type": "application/json"} {
+		req.Header.Set(k, v)
+	}
+	if r.cfg.SenderAuth {
+		token, err := localenv.Token(ctx, r.kube, localenv.ResyncIdentity, localenv.OIDCAudience)
+		if err != nil {
+			return err
+		}
+		req.Header.Set("Authorization", "Bearer "+token)
 	}
 	before, err := requestCounts(ctx, r.kube)
 	if err != nil {
@@ -82,39 +126,14 @@ func (r *run) pingResync(ctx context.Context, res *Result) error {
 		return fmt.Errorf("the ping resync was answered %d", resp.StatusCode)
 	}
 	after, err := requestCounts(ctx, r.kube)
-	if err != nil {
-		return err
-	}
 	res.Resync = delta(before, after)
-	delete(res.Resync, "GET ") // the harness's first scrape of /metrics
-	return nil
+	return err
 }
 
-// pingRequest is the event PingSource sends, with a token as PingSource's
-// under sender authentication (asked for before the count begins).
-func (r *run) pingRequest(ctx context.Context) (*http.Request, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://127.0.0.1:"+strconv.Itoa(r.port), strings.NewReader(`{"resync":true}`))
-	if err != nil {
-		return nil, err
-	}
-	for k, v := range map[string]string{"Ce-Specversion": "1.0", "Ce-Id": "bench-resync", "Ce-Type": "dev.knative.sources.ping",
-		"Ce-Source": "/apis/v1/namespaces/" + localenv.Namespace + "/pingsources/foo-resync", "Content-Type": "application/json"} {
-		req.Header.Set(k, v)
-	}
-	if r.cfg.SenderAuth {
-		token, err := localenv.Token(ctx, r.kube, localenv.ResyncIdentity, localenv.OIDCAudience)
-		if err != nil {
-			return nil, err
-		}
-		req.Header.Set("Authorization", "Bearer "+token)
-	}
-	return req, nil
-}
-
-// settle waits until the API server's request counters stop moving for a
-// second (the controller's start-up work done), at most a minute.
+// settle waits until the API server's request counters, watches aside,
+// stop moving for a second (the last phase's work done), at most a minute.
 func (r *run) settle(ctx context.Context) {
-	var last float64 = -1
+	last := -1.0
 	_ = wait.PollUntilContextTimeout(ctx, time.Second, time.Minute, true, func(ctx context.Context) (bool, error) {
 		c, err := requestCounts(ctx, r.kube)
 		if err != nil {
@@ -126,63 +145,13 @@ func (r *run) settle(ctx context.Context) {
 				total += v
 			}
 		}
-		// The scrape itself is one request.
-		stable := total-last <= 1
+		stable := total == last
 		last = total
 		return stable, nil
 	})
 }
 
-// requestCounts reads kube-apiserver's apiserver_request_total, summed by
-// "VERB resource[/subresource]".
-func requestCounts(ctx context.Context, kube kubernetes.Interface) (map[string]float64, error) {
-	raw, err := kube.CoreV1().RESTClient().Get().AbsPath("/metrics").DoRaw(ctx)
-	if err != nil {
-		return nil, err
-	}
-	out := map[string]float64{}
-	sc := bufio.NewScanner(bytes.NewReader(raw))
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	for sc.Scan() {
-		line := sc.Text()
-		if !strings.HasPrefix(line, "apiserver_request_total{") {
-			continue
-		}
-		end := strings.LastIndexByte(line, '}')
-		labels := parseLabels(line[len("apiserver_request_total{"):end])
-		v, err := strconv.ParseFloat(strings.TrimSpace(line[end+1:]), 64)
-		if err != nil {
-			continue
-		}
-		res := labels["resource"]
-		if labels["subresource"] != "" {
-			res += "/" + labels["subresource"]
-		}
-		out[labels["verb"]+" "+res] += v
-	}
-	return out, sc.Err()
-}
-
-func parseLabels(s string) map[string]string {
-	out := map[string]string{}
-	for s != "" {
-		eq := strings.IndexByte(s, '=')
-		if eq < 0 || eq+1 >= len(s) || s[eq+1] != '"' {
-			break
-		}
-		key := s[:eq]
-		rest := s[eq+2:]
-		q := strings.IndexByte(rest, '"')
-		if q < 0 {
-			break
-		}
-		out[key] = rest[:q]
-		s = strings.TrimPrefix(rest[q+1:], ",")
-	}
-	return out
-}
-
-// delta returns after - before, without the entries that did not change.
+// delta returns after - before, without the entries that did not grow.
 func delta(before, after map[string]float64) map[string]float64 {
 	out := map[string]float64{}
 	for k, v := range after {
@@ -196,18 +165,5 @@ func delta(before, after map[string]float64) map[string]float64 {
 // isWrite tells whether "VERB resource" changes state.
 func isWrite(key string) bool {
 	verb, _, _ := strings.Cut(key, " ")
-	switch verb {
-	case "POST", "PUT", "PATCH", "DELETE", "DELETECOLLECTION", "APPLY":
-		return true
-	}
-	return false
-}
-
-func sortedKeys(m map[string]float64) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
+	return slices.Contains([]string{"POST", "PUT", "PATCH", "DELETE", "DELETECOLLECTION", "APPLY"}, verb)
 }

@@ -47,6 +47,7 @@ type run struct {
 	// serves events.
 	ourBin string
 	port   int
+	url    string
 	// saKC and classicKC are the kubeconfigs of our reconciler's
 	// ServiceAccount and of the classic's.
 	saKC, classicKC string
@@ -180,11 +181,12 @@ func (r *run) startAdapters(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	r.url = "http://127.0.0.1:" + strconv.Itoa(r.port)
 	var env []string
 	if r.cfg.SenderAuth {
 		env = localenv.AdapterOIDCEnv(localenv.FoosIdentity)
 	}
-	p, err := r.cp.StartAdapter("foos", localenv.Namespace, "http://127.0.0.1:"+strconv.Itoa(r.port), localenv.FooSource, kc, env...)
+	p, err := r.cp.StartAdapter("foos", localenv.Namespace, r.url, localenv.FooSource, kc, env...)
 	if err != nil {
 		return err
 	}
