@@ -38,17 +38,15 @@ import (
 	"github.com/frugal-operator/foo-operator/test/controlplane"
 )
 
-// measured is what a burst took: from the first act to the last Foo done,
-// each Foo's latency from its act (ms), each process's CPU seconds, and the
-// requests once they stopped, the harness's acts left out.
+// measured is a burst's time, each Foo's latency (ms), each process's CPU
+// seconds, and the requests once they stopped, the harness's own left out.
 type measured struct {
 	took          time.Duration
 	lat           []float64
 	cpu, requests map[string]float64
 }
 
-// bursts times a burst of res.Burst new Foos, then one of their updates,
-// and records the first's latencies, CPU and requests.
+// bursts measures a burst of new Foos, then one of their updates.
 func (r *run) bursts(ctx context.Context, res *Result, p *controlplane.Process, c controller) error {
 	r.cfg.Log("N=%d: %s: a burst of %d Foos, then of their updates", r.n, c.name, res.Burst)
 	b, err := r.burst(ctx, p, c, "burst-"+c.label, res.Burst, 1)
@@ -66,11 +64,10 @@ func (r *run) bursts(ctx context.Context, res *Result, p *controlplane.Process, 
 	return err
 }
 
-// burst acts at once on n Foos b-<i> of ns, of c's side: gen 1 creates them
-// (one replica), gen 2 gives them two replicas. A Foo is done when watches
-// have seen its Deployment with gen replicas and its status of generation
-// gen (the classic's status tells none: it must only be written, and is not
-// waited for after an update).
+// burst acts at once on n Foos b-<i> of ns: gen 1 creates them (1 replica),
+// gen 2 gives them 2. A Foo is done when watches have seen its Deployment
+// with gen replicas and its status of generation gen (the classic's tells
+// none: it must only be written, and is not waited for after an update).
 func (r *run) burst(ctx context.Context, p *controlplane.Process, c controller, ns string, n int, gen int64) (measured, error) {
 	if err := r.namespace(ctx, ns); err != nil {
 		return measured{}, err
@@ -159,8 +156,7 @@ func (m *marks) reached(n int, withStatus bool) bool {
 	return m.n[deployed] >= n && (!withStatus || m.n[statused] >= n)
 }
 
-// done returns when the last Foo was done (first if none was), and the
-// latency of each Foo done, its status seen if withStatus.
+// done returns when the last Foo was done (first if none was), and each Foo's latency.
 func (m *marks) done(first time.Time, withStatus bool) (time.Time, []float64) {
 	m.Lock()
 	defer m.Unlock()
@@ -180,9 +176,8 @@ func (m *marks) done(first time.Time, withStatus bool) (time.Time, []float64) {
 	return last, lat
 }
 
-// watch calls seen with each object of a resource of ns that changes from
-// now until ctx ends, on a connection of its own (the burst's requests would
-// share its HTTP/2 connection otherwise), resuming if the server ends it.
+// watch calls seen with each object of g in ns that changes until ctx ends, on
+// a connection of its own (not the burst's), resuming if the server ends it.
 func (r *run) watch(ctx context.Context, g schema.GroupVersionResource, ns string, seen func(*unstructured.Unstructured)) error {
 	wc := rest.CopyConfig(r.cp.RESTConfig)
 	wc.Dial = (&net.Dialer{}).DialContext // an uncached transport
@@ -207,8 +202,7 @@ func (r *run) watch(ctx context.Context, g schema.GroupVersionResource, ns strin
 	return nil
 }
 
-// cpu is the CPU seconds each process of a burst has used, by role, and
-// what all cores have left idle ("machine idle").
+// cpu is the CPU seconds each process has used, and all cores left idle.
 func (r *run) cpu(controller *controlplane.Process) map[string]float64 {
 	m := map[string]float64{}
 	for role, pid := range map[string]int{"kube-apiserver": r.cp.APIServer.PID(), "etcd": r.cp.Etcd.PID(),

@@ -130,8 +130,7 @@ func runN(ctx context.Context, cfg Config, n int) (out []Result, err error) {
 	return out, nil
 }
 
-// controller is one controller measured, on its side's Foos: the classic,
-// or ours with args.
+// controller is one controller measured, on its side's Foos.
 type controller struct {
 	name, label string
 	foos        schema.GroupVersionResource
@@ -180,8 +179,7 @@ func (r *run) measure(ctx context.Context, c controller) ([]Result, error) {
 	return []Result{*res, *ad}, nil
 }
 
-// start starts c and waits until it is ready: the classic's workers run,
-// ours answers /readyz.
+// start starts c and waits until it is ready: its workers run, or /readyz answers.
 func (r *run) start(ctx context.Context, c controller) (*controlplane.Process, error) {
 	args := slices.Concat([]string{"--kube-api-qps", strconv.Itoa(r.cfg.RaisedQPS), "--kube-api-burst", strconv.Itoa(2 * r.cfg.RaisedQPS)}, c.args)
 	cmd := exec.Command(r.classicBin, slices.Concat(args, []string{"--kubeconfig", r.classicKC})...)
@@ -220,8 +218,7 @@ func until(ctx context.Context, p *controlplane.Process, interval time.Duration,
 	})
 }
 
-// idle records, for each of procs, the CPU its process uses over the idle
-// window, then its memory. The window is a measurement, not a wait.
+// idle records the CPU each process uses over the idle window, then its memory.
 func (r *run) idle(ctx context.Context, procs map[*Result]int) error {
 	for res, pid := range procs {
 		res.IdleCPUSeconds, _ = cpuSeconds(pid) // so far; what it used, below

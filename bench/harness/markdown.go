@@ -63,16 +63,12 @@ func (rep *Report) ratios(w io.Writer) {
 		"|---|---|---|---|---|---|---|\n")
 	for _, n := range rep.Ns {
 		ours, queued, classic := rep.find(Ours, n), rep.find(OursQueued, n), rep.find(ClassicRaised, n)
-		if ours == nil || classic == nil {
-			continue
+		if ours.N != 0 && classic.N != 0 {
+			fmt.Fprintf(w, "| %d | %.2f× | %.2f× | %.2f× | %.2f× | %.2f× | %.2f× |\n", n, ratio(ours.SteadyRSSMiB, classic.SteadyRSSMiB),
+				ratio(ours.BurstSeconds, classic.BurstSeconds), ratio(queued.BurstSeconds, classic.BurstSeconds),
+				ratio(ours.UpdateSeconds, classic.UpdateSeconds), ratio(queued.UpdateSeconds, classic.UpdateSeconds),
+				ratio(ours.WritesPerFoo+ours.ReadsPerFoo, classic.WritesPerFoo+classic.ReadsPerFoo))
 		}
-		if queued == nil {
-			queued = &Result{}
-		}
-		fmt.Fprintf(w, "| %d | %.2f× | %.2f× | %.2f× | %.2f× | %.2f× | %.2f× |\n", n, ratio(ours.SteadyRSSMiB, classic.SteadyRSSMiB),
-			ratio(ours.BurstSeconds, classic.BurstSeconds), ratio(queued.BurstSeconds, classic.BurstSeconds),
-			ratio(ours.UpdateSeconds, classic.UpdateSeconds), ratio(queued.UpdateSeconds, classic.UpdateSeconds),
-			ratio(ours.WritesPerFoo+ours.ReadsPerFoo, classic.WritesPerFoo+classic.ReadsPerFoo))
 	}
 	fmt.Fprintln(w)
 }
@@ -82,7 +78,7 @@ func (rep *Report) requests(w io.Writer) {
 	fmt.Fprint(w, "Requests per Foo of the burst, by verb and resource (apiserver_request_total deltas, the harness's own creates taken out):\n\n")
 	for _, n := range rep.Ns {
 		for _, name := range []string{ClassicRaised, Ours, OursQueued} {
-			if r := rep.find(name, n); r != nil && len(r.Requests) > 0 {
+			if r := rep.find(name, n); len(r.Requests) > 0 {
 				fmt.Fprintf(w, "- N=%d, %s: %s\n", n, name, joined(r.Requests, "%.2f"))
 			}
 		}
@@ -94,18 +90,16 @@ func (rep *Report) requests(w io.Writer) {
 func (rep *Report) resyncs(w io.Writer) {
 	fmt.Fprint(w, "The ping's resync with every Foo converged (requests by verb and resource, time to its answer):\n\n")
 	for _, n := range rep.Ns {
-		r := rep.find(Ours, n)
-		if r == nil || r.Resync == nil {
-			continue
-		}
-		total, writes := 0.0, 0.0
+		r, total, writes := rep.find(Ours, n), 0.0, 0.0
 		for k, v := range r.Resync {
 			total += v
 			if isWrite(k) {
 				writes += v
 			}
 		}
-		fmt.Fprintf(w, "- N=%d: %.0f requests (%s), %.0f writes, answered in %.0f ms\n", n, total, joined(r.Resync, "%.0f"), writes, r.ResyncMs)
+		if r.Resync != nil {
+			fmt.Fprintf(w, "- N=%d: %.0f requests (%s), %.0f writes, answered in %.0f ms\n", n, total, joined(r.Resync, "%.0f"), writes, r.ResyncMs)
+		}
 	}
 	fmt.Fprintln(w)
 }
@@ -145,14 +139,14 @@ func joined(m map[string]float64, format string) string {
 	return strings.Join(parts, ", ")
 }
 
-// find is the result of a controller at an N, or nil.
-func (rep *Report) find(controller string, n int) *Result {
-	for i, r := range rep.Results {
+// find is the result of a controller at an N, or a zero Result.
+func (rep *Report) find(controller string, n int) Result {
+	for _, r := range rep.Results {
 		if r.Controller == controller && r.N == n {
-			return &rep.Results[i]
+			return r
 		}
 	}
-	return nil
+	return Result{}
 }
 
 // ratio is a/b, or 0 when b is.

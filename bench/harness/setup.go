@@ -67,8 +67,7 @@ type run struct {
 	adapter            *controlplane.Process
 }
 
-// setUp starts N's control plane, installs both controllers, makes the Foos
-// and Deployments, starts the adapter and settles our Foos' status.
+// setUp starts N's control plane and makes ready what every measure needs.
 func setUp(ctx context.Context, cfg Config, n int) (*run, error) {
 	cfg.Log("N=%d: starting etcd and kube-apiserver", n)
 	cp, err := controlplane.Start(ctx, controlplane.Options{Dir: filepath.Join(cfg.Dir, fmt.Sprintf("n%d", n))})
@@ -88,10 +87,9 @@ func setUp(ctx context.Context, cfg Config, n int) (*run, error) {
 	return r, nil
 }
 
-// install applies config/ and the classic's CRD, makes the classic a
-// ServiceAccount allowed what it does (as ours has one: both pay for RBAC on
-// every request), the sources' OIDC identities under sender authentication,
-// and finds or builds both controllers (ours as ko builds it).
+// install applies config/ and the classic's CRD, gives the classic a
+// ServiceAccount as ours has (both pay for RBAC on every request), and finds
+// or builds both controllers, ours as ko builds it.
 func (r *run) install(ctx context.Context) error {
 	crd, err := classicCRD()
 	if err != nil {
@@ -127,8 +125,7 @@ func (r *run) install(ctx context.Context) error {
 	return localenv.OIDCIdentities(ctx, r.kube, localenv.FoosIdentity, localenv.ResyncIdentity)
 }
 
-// classicCRD returns the path of the classic's CRD with the status
-// subresource (its UpdateStatus needs it), its module downloaded if missing.
+// classicCRD returns the classic's CRD with the status subresource its UpdateStatus needs.
 func classicCRD() (string, error) {
 	root, err := controlplane.RepoRoot()
 	if err != nil {
@@ -144,9 +141,7 @@ func classicCRD() (string, error) {
 	return filepath.Join(strings.TrimSpace(string(out)), "artifacts", "examples", "crd-status-subresource.yaml"), nil
 }
 
-// startAdapter starts the Foo operator's adapter (config/600-sources.yaml's
-// source) for the whole N, sending to ours, with its OIDC identity's tokens
-// under sender authentication.
+// startAdapter starts the Foo operator's adapter (config/600-sources.yaml) for the whole N.
 func (r *run) startAdapter(ctx context.Context) error {
 	var err error
 	if r.port, err = controlplane.FreePort(); err != nil {
@@ -164,9 +159,8 @@ func (r *run) startAdapter(ctx context.Context) error {
 	return err
 }
 
-// settleOurs has ours write its Foos' status once, as it would have long
-// ago (not measured), and lets the adapter deliver those writes' events,
-// which it would otherwise send one at a time before the measured ones.
+// settleOurs has ours write its Foos' status, as it would have long ago, and
+// lets the adapter deliver those writes' events before any measured one.
 func (r *run) settleOurs(ctx context.Context) error {
 	r.cfg.Log("N=%d: settling our Foos' status (not measured)", r.n)
 	p, err := r.start(ctx, controller{label: "settle"})
@@ -190,8 +184,7 @@ func (r *run) settleOurs(ctx context.Context) error {
 	return nil
 }
 
-// populate makes, in namespace bench, N Foos of each side with their
-// Deployments, and N unrelated Deployments (which the classic caches too).
+// populate makes N Foos of each side with their Deployments, and N others.
 func (r *run) populate(ctx context.Context) error {
 	r.cfg.Log("N=%d: creating %d Foos of each side with their Deployments, and %d other Deployments", r.n, r.n, r.n)
 	if err := r.namespace(ctx, "bench"); err != nil {
@@ -210,8 +203,7 @@ func (r *run) populate(ctx context.Context) error {
 	})
 }
 
-// createWithDeployment creates a Foo of g in namespace bench with the
-// Deployment its controller makes.
+// createWithDeployment creates a Foo of g and the Deployment its controller makes.
 func (r *run) createWithDeployment(ctx context.Context, g schema.GroupVersionResource, name string) error {
 	u, err := r.createFoo(ctx, g, "bench", name)
 	if err != nil {
@@ -245,8 +237,7 @@ func (r *run) createFoo(ctx context.Context, g schema.GroupVersionResource, ns, 
 	return r.dyn.Resource(g).Namespace(ns).Create(ctx, u, metav1.CreateOptions{})
 }
 
-// written tells whether a Foo's controller has written its status: the
-// classic's any status, ours one of its generation, at least min.
+// written tells whether a Foo has a status: the classic's any, ours of its generation, at least min.
 func written(u *unstructured.Unstructured, min int64) bool {
 	if u.GroupVersionKind().Group == classicGVR.Group {
 		return u.Object["status"] != nil

@@ -100,8 +100,7 @@ func (res *Result) perFoo(requests map[string]float64) {
 	}
 }
 
-// settle waits until the API server's request counters stop moving for a
-// second (the last phase's work done), at most a minute.
+// settle waits, up to a minute, until the API server's request counters stand still for a second.
 func (r *run) settle(ctx context.Context) {
 	last := -1.0
 	_ = wait.PollUntilContextTimeout(ctx, time.Second, time.Minute, true, func(ctx context.Context) (bool, error) {
@@ -116,9 +115,8 @@ func (r *run) settle(ctx context.Context) {
 	})
 }
 
-// pingResync sends ours the event PingSource sends (with its token under
-// sender authentication, asked for before the count) and records what the
-// resync cost the API server.
+// pingResync sends ours PingSource's event (its token asked for before the
+// count) and records what the resync cost the API server.
 func (r *run) pingResync(ctx context.Context, res *Result) error {
 	r.cfg.Log("N=%d: %s: ping resync", r.n, res.Controller)
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, r.url, strings.NewReader(`{"resync":true}`))
@@ -155,8 +153,7 @@ func (r *run) pingResync(ctx context.Context, res *Result) error {
 // clockTicks is USER_HZ, the unit of /proc's CPU times: 100 on every Linux this runs on.
 const clockTicks = 100
 
-// rss returns a process's resident memory, its peak and its anonymous part
-// (the rest is file-backed, mostly the binary's pages), in MiB.
+// rss returns a process's resident, peak and anonymous (not file-backed) memory in MiB.
 func rss(pid int) (now, peak, anon float64, err error) {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
 	kB := map[string]float64{}
@@ -174,8 +171,7 @@ func cpuSeconds(pid int) (float64, error) {
 	if err != nil {
 		return 0, err
 	}
-	// utime and stime are fields 14 and 15, 12 and 13 after the command's
-	// name, which may hold spaces.
+	// utime and stime: fields 14 and 15, 12 and 13 after the name (which may hold spaces).
 	f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:]))
 	if len(f) < 13 {
 		return 0, fmt.Errorf("short /proc/%d/stat", pid)
@@ -185,8 +181,7 @@ func cpuSeconds(pid int) (float64, error) {
 	return (u + s) / clockTicks, nil
 }
 
-// machineIdleSeconds returns the CPU time all cores have spent idle or in
-// iowait since boot.
+// machineIdleSeconds returns the CPU time all cores have spent idle or in iowait.
 func machineIdleSeconds() (float64, error) {
 	b, err := os.ReadFile("/proc/stat")
 	var user, nice, system, idle, iowait float64

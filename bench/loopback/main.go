@@ -14,9 +14,8 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-// Command loopback runs bench/harness and writes results.md and
-// results.json into a results folder; hack/bench.sh runs it and draws the
-// chart.
+// Command loopback runs bench/harness and writes results.md and results.json
+// into a results folder; hack/bench.sh runs it and draws the chart.
 package main
 
 import (
@@ -61,10 +60,9 @@ func main() {
 	fmt.Println("==> results in", *out)
 }
 
-// run runs the harness with its logs in a temporary folder, kept if it
-// fails, and writes what it measured into out, failed or not.
-func run(cfg harness.Config, out string) error {
-	var err error
+// run runs the harness, its logs in a temporary folder kept if it fails, and
+// writes what it measured into out, failed or not; it prints results.md.
+func run(cfg harness.Config, out string) (err error) {
 	if cfg.Dir, err = os.MkdirTemp("", "foo-bench-"); err != nil {
 		return err
 	}
@@ -76,18 +74,10 @@ func run(cfg harness.Config, out string) error {
 	} else {
 		err = os.RemoveAll(cfg.Dir)
 	}
-	return errors.Join(err, write(rep, out))
-}
-
-// write writes results.json and results.md into out, and prints results.md.
-func write(rep *harness.Report, out string) error {
-	js, err := json.MarshalIndent(rep, "", "  ")
-	if err != nil {
-		return err
-	}
+	js, jsErr := json.MarshalIndent(rep, "", "  ")
 	var md bytes.Buffer
 	rep.WriteMarkdown(&md)
 	fmt.Print(md.String())
-	return errors.Join(os.MkdirAll(out, 0o755),
+	return errors.Join(err, jsErr, os.MkdirAll(out, 0o755),
 		os.WriteFile(filepath.Join(out, "results.json"), js, 0o644), os.WriteFile(filepath.Join(out, "results.md"), md.Bytes(), 0o644))
 }
