@@ -21,7 +21,7 @@ set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$ROOT"
 export GOTOOLCHAIN=${GOTOOLCHAIN:-local}
-hack/build-tools.sh
+hack/build-tools.sh etcd kube-apiserver kubectl adapter sample-controller-raised
 out=bench/results/$(date -u +%Y-%m-%dT%H-%M)
 go run ./bench/loopback -out "$out" "$@"
 (cd hack/tools/chart && go run . "$ROOT/$out/results.json" "$ROOT/$out/chart.png")
