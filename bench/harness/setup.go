@@ -39,6 +39,7 @@ import (
 	"knative.dev/pkg/ptr"
 
 	samplesv1alpha1 "github.com/frugal-operator/foo-operator/pkg/apis/samplecontroller/v1alpha1"
+	"github.com/frugal-operator/foo-operator/pkg/reconciler/foo"
 	"github.com/frugal-operator/foo-operator/pkg/reconciler/foo/resources"
 	"github.com/frugal-operator/foo-operator/test/controlplane"
 	"github.com/frugal-operator/foo-operator/test/localenv"
@@ -49,7 +50,7 @@ const classicName = "sample-controller"
 
 // The Foos of each side, and the Deployments both make.
 var (
-	oursGVR        = samplesv1alpha1.SchemeGroupVersion.WithResource("foos")
+	oursGVR        = foo.Operator.Owner.Resource
 	classicGVR     = schema.GroupVersionResource{Group: "samplecontroller.k8s.io", Version: "v1alpha1", Resource: "foos"}
 	deploymentsGVR = appsv1.SchemeGroupVersion.WithResource("deployments")
 )
