@@ -49,7 +49,7 @@ func TestSmoke(t *testing.T) {
 	for _, name := range []string{ClassicRaised, Ours, OursQueued} {
 		r := rep.find(name, 20)
 		if r.BurstSeconds <= 0 || r.UpdateSeconds <= 0 || r.ReadyMs <= 0 || r.FirstFooMs <= r.ReadyMs || r.P99Ms < r.P50Ms || r.P50Ms <= 0 ||
-			r.Requests["POST deployments"] < 0.99 || r.WritesPerFoo < 3 {
+			r.Requests["POST deployments"] < 0.99 {
 			t.Errorf("%s: implausible figures: %+v", name, r)
 		}
 		if r.BurstCPU["kube-apiserver"] <= 0 || r.BurstCPU["controller"] <= 0 {
