@@ -21,7 +21,7 @@ import (
 	"fmt"
 	"net"
 	"os"
-	"sort"
+	"slices"
 	"sync"
 	"time"
 
@@ -29,7 +29,6 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
@@ -39,72 +38,151 @@ import (
 	"github.com/frugal-operator/foo-operator/test/controlplane"
 )
 
-var deploymentsGVR = schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"}
-
-// updatedReplicas is what an update burst sets every Foo's replicas to
-// (they are made with 1).
-const updatedReplicas = 2
-
-// milestones records when each object was first seen at each milestone.
-type milestones struct {
-	mu sync.Mutex
-	at map[string]map[string]time.Time // milestone -> name -> first seen
+// measured is a burst's time, each Foo's latency (ms), each process's CPU
+// seconds, and the requests once they stopped, the harness's own left out.
+type measured struct {
+	took          time.Duration
+	lat           []float64
+	cpu, requests map[string]float64
 }
 
-func newMilestones() *milestones { return &milestones{at: map[string]map[string]time.Time{}} }
+// bursts measures a burst of new Foos, then one of their updates.
+func (r *run) bursts(ctx context.Context, res *Result, p *controlplane.Process, c controller) error {
+	r.cfg.Log("N=%d: %s: a burst of %d Foos, then of their updates", r.n, c.name, res.Burst)
+	b, err := r.burst(ctx, p, c, "burst-"+c.label, res.Burst, 1)
+	if res.BurstSeconds, res.BurstCPU = b.took.Seconds(), b.cpu; err != nil {
+		res.Incomplete = "burst: " + err.Error()
+		return err
+	}
+	slices.Sort(b.lat)
+	res.P50Ms, res.P99Ms = b.lat[len(b.lat)/2], b.lat[min(len(b.lat)-1, len(b.lat)*99/100)]
+	res.perFoo(b.requests)
+	u, err := r.burst(ctx, p, c, "burst-"+c.label, res.Burst, 2)
+	if res.UpdateSeconds = u.took.Seconds(); err != nil {
+		res.Incomplete = "update burst: " + err.Error()
+	}
+	return err
+}
 
-// mark records that name reached milestone now, unless it did before.
-func (m *milestones) mark(milestone, name string) {
+// burst acts at once on n Foos b-<i> of ns: gen 1 creates them (1 replica),
+// gen 2 gives them 2. A Foo is done when watches have seen its Deployment
+// with gen replicas and its status of generation gen (the classic's tells
+// none: it must only be written, and is not waited for after an update).
+func (r *run) burst(ctx context.Context, p *controlplane.Process, c controller, ns string, n int, gen int64) (measured, error) {
+	if err := r.namespace(ctx, ns); err != nil {
+		return measured{}, err
+	}
+	m := &marks{at: map[string]*[3]time.Time{}}
+	wctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	err := r.watch(wctx, deploymentsGVR, ns, func(u *unstructured.Unstructured) {
+		if replicas, _, _ := unstructured.NestedInt64(u.Object, "spec", "replicas"); replicas == gen {
+			m.mark(deployed, u.GetName())
+		}
+	})
+	withStatus := c.foos == oursGVR || gen == 1
+	if err == nil && withStatus {
+		err = r.watch(wctx, c.foos, ns, func(u *unstructured.Unstructured) {
+			if written(u, gen) {
+				m.mark(statused, u.GetName())
+			}
+		})
+	}
+	if err != nil {
+		return measured{}, err
+	}
+	before, err := requestCounts(ctx, r.kube)
+	if err != nil {
+		return measured{}, err
+	}
+	foos, cpu0, first := r.dyn.Resource(c.foos).Namespace(ns), r.cpu(p), time.Now()
+	patch := []byte(fmt.Sprintf(`{"spec":{"replicas":%d}}`, gen))
+	if err := parallel(n, func(i int) (err error) {
+		name := fmt.Sprintf("b-%d", i)
+		defer m.mark(acted, name)
+		if gen == 1 {
+			_, err = r.createFoo(ctx, c.foos, ns, name)
+		} else {
+			_, err = foos.Patch(ctx, name, types.MergePatchType, patch, metav1.PatchOptions{})
+		}
+		return err
+	}); err != nil {
+		return measured{}, err
+	}
+	err = until(ctx, p, 10*time.Millisecond, func(context.Context) bool { return m.reached(n, withStatus) })
+	last, lat := m.done(first, withStatus)
+	out := measured{took: last.Sub(first), lat: lat, cpu: delta(cpu0, r.cpu(p))}
+	if err != nil {
+		return out, fmt.Errorf("%d of %d Foos done: %w", len(lat), n, err)
+	}
+	r.settle(ctx)
+	after, err := requestCounts(ctx, r.kube)
+	out.requests = delta(before, after)
+	out.requests[map[int64]string{1: "POST foos", 2: "PATCH foos"}[gen]] -= float64(n)
+	return out, err
+}
+
+// The points a Foo of a burst reaches, in marks.
+const (
+	acted = iota
+	deployed
+	statused
+)
+
+// marks holds when each Foo of a burst first reached each point, and how many did.
+type marks struct {
+	sync.Mutex
+	at map[string]*[3]time.Time
+	n  [3]int
+}
+
+// mark records that Foo name reached point now, unless it did before.
+func (m *marks) mark(point int, name string) {
 	now := time.Now()
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.at[milestone] == nil {
-		m.at[milestone] = map[string]time.Time{}
+	m.Lock()
+	defer m.Unlock()
+	if m.at[name] == nil {
+		m.at[name] = &[3]time.Time{}
 	}
-	if _, ok := m.at[milestone][name]; !ok {
-		m.at[milestone][name] = now
+	if t := m.at[name]; t[point].IsZero() {
+		t[point], m.n[point] = now, m.n[point]+1
 	}
 }
 
-// count is how many objects reached the milestone.
-func (m *milestones) count(milestone string) int {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return len(m.at[milestone])
+// reached tells whether n Foos were deployed and, if withStatus, had their status written.
+func (m *marks) reached(n int, withStatus bool) bool {
+	m.Lock()
+	defer m.Unlock()
+	return m.n[deployed] >= n && (!withStatus || m.n[statused] >= n)
 }
 
-// done returns the time the last object reached both milestones a and b
-// (first if none did), and each object's latency from "created" to both.
-func (m *milestones) done(first time.Time, a, b string) (time.Time, []float64) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
+// done returns when the last Foo was done (first if none was), and each Foo's latency.
+func (m *marks) done(first time.Time, withStatus bool) (time.Time, []float64) {
+	m.Lock()
+	defer m.Unlock()
 	last, lat := first, []float64(nil)
-	for name, c := range m.at["created"] {
-		x, y := m.at[a][name], m.at[b][name]
-		done := x
-		if y.After(done) {
-			done = y
+	for _, t := range m.at {
+		end := t[deployed]
+		if t[statused].After(end) {
+			end = t[statused]
 		}
-		if done.After(last) {
-			last = done
+		if end.After(last) {
+			last = end
 		}
-		if !x.IsZero() && !y.IsZero() {
-			lat = append(lat, ms(done.Sub(c)))
+		if !t[acted].IsZero() && !t[deployed].IsZero() && (!withStatus || !t[statused].IsZero()) {
+			lat = append(lat, ms(end.Sub(t[acted])))
 		}
 	}
 	return last, lat
 }
 
-// watchFrom watches a resource of ns from now and calls seen with each
-// object it reports until ctx ends. The watch has a connection of its own
-// (the creates would share one HTTP/2 connection with it otherwise) and
-// resumes where it was if the server ends it.
-func (r *run) watchFrom(ctx context.Context, g schema.GroupVersionResource, ns string, seen func(watch.EventType, *unstructured.Unstructured)) error {
+// watch calls seen with each object of g in ns that changes until ctx ends, on
+// a connection of its own (not the burst's), resuming if the server ends it.
+func (r *run) watch(ctx context.Context, g schema.GroupVersionResource, ns string, seen func(*unstructured.Unstructured)) error {
 	wc := rest.CopyConfig(r.cp.RESTConfig)
-	wc.Dial = (&net.Dialer{}).DialContext // an uncached transport: its own connection
+	wc.Dial = (&net.Dialer{}).DialContext // an uncached transport
 	res := dynamic.NewForConfigOrDie(wc).Resource(g).Namespace(ns)
-	// Any list's resourceVersion is "now".
-	now, err := res.List(ctx, metav1.ListOptions{Limit: 1})
+	now, err := res.List(ctx, metav1.ListOptions{Limit: 1}) // any list's resourceVersion is now
 	if err != nil {
 		return err
 	}
@@ -117,141 +195,22 @@ func (r *run) watchFrom(ctx context.Context, g schema.GroupVersionResource, ns s
 	go func() {
 		for e := range w.ResultChan() {
 			if u, ok := e.Object.(*unstructured.Unstructured); ok {
-				seen(e.Type, u)
+				seen(u)
 			}
 		}
 	}()
 	return nil
 }
 
-// waitFor polls cond until it holds, failing if the controller exits.
-func waitFor(ctx context.Context, p *controlplane.Process, cond func() bool) error {
-	return wait.PollUntilContextTimeout(ctx, 10*time.Millisecond, 15*time.Minute, true, func(context.Context) (bool, error) {
-		if p.Exited() {
-			return false, fmt.Errorf("%s exited: %s", p.Name, p.LogTail())
-		}
-		return cond(), nil
-	})
-}
-
-// burst creates res.Burst Foos at once in namespace ns and times them, from
-// watches on the harness's side, until every Deployment is made and every
-// status written; then counts the requests the burst cost per Foo.
-func (r *run) burst(ctx context.Context, res *Result, p *controlplane.Process, classic bool, ns string) error {
-	b := res.Burst
-	r.cfg.Log("N=%d: %s: burst of %d Foos", r.n, res.Controller, b)
-	if err := r.namespace(ctx, ns); err != nil {
-		return err
-	}
-	m := newMilestones()
-	wctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	if err := r.watchFrom(wctx, deploymentsGVR, ns, func(t watch.EventType, u *unstructured.Unstructured) {
-		if t == watch.Added {
-			m.mark("deployment", u.GetName())
-		}
-	}); err != nil {
-		return err
-	}
-	if err := r.watchFrom(wctx, gvr(classic), ns, func(_ watch.EventType, u *unstructured.Unstructured) {
-		if written(u, classic, 1) {
-			m.mark("status", u.GetName())
-		}
-	}); err != nil {
-		return err
-	}
-	before, err := requestCounts(ctx, r.kube)
-	if err != nil {
-		return err
-	}
-	cpu0 := r.cpu(p)
-	first := time.Now()
-	if err := parallel(b, func(i int) error {
-		name := fmt.Sprintf("b-%d", i)
-		_, err := r.createFoo(ctx, classic, ns, name)
-		m.mark("created", name)
-		return err
-	}); err != nil {
-		return err
-	}
-	err = waitFor(ctx, p, func() bool { return m.count("deployment") >= b && m.count("status") >= b })
-	last, lat := m.done(first, "deployment", "status")
-	res.BurstSeconds = last.Sub(first).Seconds()
-	res.BurstCPU = delta(cpu0, r.cpu(p))
-	if err != nil {
-		res.Incomplete = fmt.Sprintf("burst: %d of %d reconciled: %v", len(lat), b, err)
-		return err
-	}
-	sort.Float64s(lat)
-	res.P50Ms, res.P99Ms = lat[len(lat)/2], lat[min(len(lat)-1, len(lat)*99/100)]
-	r.settle(ctx)
-	return r.burstRequests(ctx, res, before)
-}
-
-// updateBurst gives every Foo of the burst in ns updatedReplicas at once,
-// once the burst is done and settled, and records the time from the first
-// update until every Deployment has that count and, ours, every Foo's status
-// reports its new generation.
-func (r *run) updateBurst(ctx context.Context, res *Result, p *controlplane.Process, classic bool, ns string) error {
-	b := res.Burst
-	r.cfg.Log("N=%d: %s: update burst of %d Foos", r.n, res.Controller, b)
-	m := newMilestones()
-	wctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	if err := r.watchFrom(wctx, deploymentsGVR, ns, func(_ watch.EventType, u *unstructured.Unstructured) {
-		if n, _, _ := unstructured.NestedInt64(u.Object, "spec", "replicas"); n == updatedReplicas {
-			m.mark("deployment", u.GetName())
-		}
-	}); err != nil {
-		return err
-	}
-	if !classic {
-		if err := r.watchFrom(wctx, oursGVR, ns, func(_ watch.EventType, u *unstructured.Unstructured) {
-			if written(u, false, 2) {
-				m.mark("status", u.GetName())
-			}
-		}); err != nil {
-			return err
-		}
-	}
-	patch := []byte(fmt.Sprintf(`{"spec":{"replicas":%d}}`, updatedReplicas))
-	first := time.Now()
-	if err := parallel(b, func(i int) error {
-		_, err := r.dyn.Resource(gvr(classic)).Namespace(ns).Patch(ctx, fmt.Sprintf("b-%d", i), types.MergePatchType, patch, metav1.PatchOptions{})
-		return err
-	}); err != nil {
-		return err
-	}
-	var done time.Time
-	err := waitFor(ctx, p, func() bool {
-		done = time.Now()
-		return m.count("deployment") >= b && (classic || m.count("status") >= b)
-	})
-	if err != nil {
-		res.Incomplete = fmt.Sprintf("update burst: %d of %d Deployments updated, %d statuses: %v", m.count("deployment"), b, m.count("status"), err)
-		return err
-	}
-	res.UpdateSeconds = done.Sub(first).Seconds()
-	r.settle(ctx)
-	return nil
-}
-
-// cpu returns the CPU seconds the processes a burst involves have used, by
-// role, and the machine's idle CPU seconds ("machine idle").
+// cpu is the CPU seconds each process has used, and all cores left idle.
 func (r *run) cpu(controller *controlplane.Process) map[string]float64 {
 	m := map[string]float64{}
-	add := func(role string, pid int) {
-		if c, err := CPUSeconds(pid); err == nil {
-			m[role] += c
+	for role, pid := range map[string]int{"kube-apiserver": r.cp.APIServer.PID(), "etcd": r.cp.Etcd.PID(),
+		"controller": controller.PID(), "adapters": r.adapter.PID(), "harness": os.Getpid()} {
+		if c, err := cpuSeconds(pid); err == nil {
+			m[role] = c
 		}
 	}
-	add("kube-apiserver", r.cp.APIServer.PID())
-	add("etcd", r.cp.Etcd.PID())
-	add("controller", controller.PID())
-	for _, a := range r.adapters {
-		add("adapters", a.PID())
-	}
-	add("harness", os.Getpid())
 	if idle, err := machineIdleSeconds(); err == nil {
 		m["machine idle"] = idle
 	}

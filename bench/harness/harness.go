@@ -14,163 +14,230 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-// Package harness measures this project's reconciler side by side with the
-// classic informer-based k8s.io/sample-controller (stock, and built with a
-// raised client rate limit), on the same loopback API server in the same
-// run, so that the ratios hold on a noisy machine. hack/bench.sh runs it
-// (bench/loopback) and writes the results; its test runs a small smoke of it.
+// Package harness measures this project's reconciler beside the classic
+// informer-based k8s.io/sample-controller on one loopback API server, in one
+// run, so that their ratios hold on a noisy machine.
+//
+// Each N has a control plane of its own (etcd and kube-apiserver, no
+// deployment controller) with config/ and the classic's CRD applied, N Foos
+// of each side with their Deployments and N unrelated Deployments, and the
+// Foo operator's ApiServerSource adapter running as a process throughout.
+// Then, one after the other: the classic with a raised client limit (the
+// anchor of every ratio), ours at ACK=reconciled and ours at ACK=queued,
+// each with the same limit. Each is timed from its start to ready and to a
+// first Foo reconciled, then through a burst of new Foos and one of updates
+// to all of them, as watches on connections of their own see them; it costs
+// requests (kube-apiserver's apiserver_request_total, per Foo of the burst)
+// and CPU and memory (/proc) over an idle window. Ours at ACK=reconciled
+// also answers the hourly ping's resync with every Foo converged, and the
+// adapter's own memory and idle CPU are taken beside it. Between phases the
+// harness waits until the API server's request counters stop moving.
+//
+// bench/loopback runs it; hack/bench.sh draws its chart.
 package harness
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
+	"net/http"
 	"os"
+	"os/exec"
 	"runtime"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
+
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/wait"
+
+	"github.com/frugal-operator/foo-operator/test/controlplane"
+	"github.com/frugal-operator/foo-operator/test/localenv"
 )
 
-// The controllers measured.
+// The rows of results.md.
 const (
 	Ours          = "frugal (this project)"
 	OursQueued    = "frugal, ack on enqueue"
-	Classic       = "classic, stock (5 req/s)"
 	ClassicRaised = "classic, raised QPS"
 	Adapters      = "ApiServerSource adapter"
 )
 
 // Config says what to measure.
 type Config struct {
-	// Ns are the numbers of pre-existing Foos (each controller's own, each
-	// with its Deployment), plus as many unrelated Deployments.
-	Ns []int
-	// Burst is how many Foos are created at once.
-	Burst int
-	// StockMaxN and StockBurst bound the stock classic: at 5 requests/s it
-	// needs N/5 s to sync and 2·Burst/5 s for a burst.
-	StockMaxN, StockBurst int
-	// RaisedQPS is the raised classic's client rate limit (burst twice it).
-	RaisedQPS int
-	// Idle is the window over which idle CPU is measured.
-	Idle time.Duration
-	// Dir keeps each run's control plane and logs.
-	Dir string
-	// SenderAuth runs ours with sender authentication on, as eventing's
-	// authentication-oidc sets it up: the adapters send tokens of their
-	// OIDC identities, and the reconciler admits only those (and the
-	// ping's). Then the adds of new Foos stand in for reads (docs/trust-model.md).
-	SenderAuth bool
-	// Log tells progress.
-	Log func(format string, args ...any)
+	Ns         []int         // pre-existing Foos of each side, and as many unrelated Deployments
+	Burst      int           // Foos created at once
+	RaisedQPS  int           // every controller's client QPS (burst twice it)
+	Idle       time.Duration // the window of idle CPU
+	Dir        string        // each N's control plane and logs
+	SenderAuth bool          // ours admits only the adapter's and the ping's OIDC tokens (docs/trust-model.md)
+	Log        func(format string, args ...any)
 }
 
-// Result is one controller's figures at one N.
+// Result is one controller's figures at one N; requests are by "VERB resource".
 type Result struct {
-	Controller string
-	N          int
-	Burst      int
-	// ReadyMs: process start to ready. FirstFooMs: process start to the
-	// first new Foo reconciled (ready, then the Foo's Deployment and status
-	// written).
-	ReadyMs, FirstFooMs float64
-	// SteadyRSS after the burst and the idle window; PeakRSS the high-water mark.
-	SteadyRSSMiB, PeakRSSMiB float64
-	// AnonRSSMiB is the anonymous part of SteadyRSS; the rest is file-backed
-	// (the binary's pages), which the kernel can reclaim.
-	AnonRSSMiB float64
-	// BurstSeconds: first create to every Deployment and status written.
-	BurstSeconds, P50Ms, P99Ms float64
-	// UpdateSeconds: then every Foo of the burst given another replica
-	// count at once (an update burst), first update to every Deployment
-	// at that count and, ours, every Foo's status at its new generation
-	// (the classic's status tells no generation).
-	UpdateSeconds float64
-	// Requests per Foo of the burst, by "VERB resource", the harness's own
-	// creates taken out.
-	Requests                  map[string]float64
-	WritesPerFoo, ReadsPerFoo float64
-	IdleCPUSeconds            float64
-	// DrainMs: ours, from SIGTERM (as Knative scales to zero) until it exited.
-	DrainMs float64
-	// Resync: the ping's resync at steady state (N converged Foos): the
-	// requests it made, by "VERB resource", and the time to its answer.
-	Resync   map[string]float64
-	ResyncMs float64
-	// BurstCPU: the CPU seconds each process used during the burst (the
-	// API server, etcd, the controller, the adapters, the harness that
-	// creates and watches), and "machine idle": what all cores left unused.
-	BurstCPU   map[string]float64 `json:",omitempty"`
-	Incomplete string
+	Controller                                string
+	N, Burst                                  int
+	ReadyMs, FirstFooMs                       float64 // from the process's start
+	SteadyRSSMiB, PeakRSSMiB, AnonRSSMiB      float64
+	BurstSeconds, P50Ms, P99Ms, UpdateSeconds float64
+	Requests                                  map[string]float64 // per Foo of the burst, the harness's creates left out
+	WritesPerFoo, ReadsPerFoo, IdleCPUSeconds float64
+	Resync                                    map[string]float64 // the ping's
+	ResyncMs                                  float64
+	BurstCPU                                  map[string]float64 `json:",omitempty"` // CPU s by process, and "machine idle"
+	Incomplete                                string
 }
 
 // Report is a whole run.
 type Report struct {
-	When   time.Time
-	Config Config `json:"-"`
-	Ns     []int
-	Burst  int
-	Idle   string
-	Cores  int
-	// SenderAuth: ours ran with sender authentication on (Config.SenderAuth).
-	SenderAuth bool
-	Results    []Result
+	When         time.Time
+	Ns           []int
+	Burst, Cores int
+	Idle         string
+	SenderAuth   bool
+	Results      []Result
 }
 
-// Run measures every controller at every N, each N on a control plane of
-// its own.
+// Run measures every controller at every N.
 func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if cfg.Log == nil {
 		cfg.Log = func(string, ...any) {}
 	}
-	rep := &Report{When: time.Now(), Config: cfg, Ns: cfg.Ns, Burst: cfg.Burst, Idle: cfg.Idle.String(), Cores: runtime.NumCPU(), SenderAuth: cfg.SenderAuth}
+	rep := &Report{When: time.Now(), Ns: cfg.Ns, Burst: cfg.Burst, Cores: runtime.NumCPU(), Idle: cfg.Idle.String(), SenderAuth: cfg.SenderAuth}
 	for _, n := range cfg.Ns {
 		rs, err := runN(ctx, cfg, n)
-		rep.Results = append(rep.Results, rs...)
-		if err != nil {
+		if rep.Results = append(rep.Results, rs...); err != nil {
 			return rep, fmt.Errorf("N=%d: %w", n, err)
 		}
 	}
 	return rep, nil
 }
 
-// runN measures, in turn, the stock classic (up to StockMaxN), the raised
-// classic and ours in both ack modes, with the adapters' own cost.
-func runN(ctx context.Context, cfg Config, n int) ([]Result, error) {
+// runN measures every controller on a control plane of N's own.
+func runN(ctx context.Context, cfg Config, n int) (out []Result, err error) {
 	r, err := setUp(ctx, cfg, n)
 	if err != nil {
 		return nil, err
 	}
 	defer func() { _ = r.cp.Stop() }()
-	var out []Result
-	if n <= cfg.StockMaxN {
-		res, err := r.measureClassic(ctx, Classic, "sample-controller", nil, cfg.StockBurst)
-		out = append(out, res)
-		if err != nil {
-			return out, err
+	for _, c := range controllers {
+		rs, err := r.measure(ctx, c)
+		if out = append(out, rs...); err != nil {
+			return out, fmt.Errorf("%s: %w", c.name, err)
 		}
 	}
-	qps := strconv.Itoa(cfg.RaisedQPS)
-	res, err := r.measureClassic(ctx, ClassicRaised, "sample-controller-raised",
-		[]string{"--kube-api-qps", qps, "--kube-api-burst", strconv.Itoa(2 * cfg.RaisedQPS)}, cfg.Burst)
-	out = append(out, res)
-	if err != nil {
-		return out, err
-	}
-	res, ad, err := r.measureOurs(ctx, true, Ours)
-	out = append(out, res, ad)
-	if err != nil {
-		return out, err
-	}
-	res, _, err = r.measureOurs(ctx, false, OursQueued, "--ack=queued")
-	return append(out, res), err
+	return out, nil
 }
 
-// WriteJSON writes the report as JSON.
-func (rep *Report) WriteJSON(path string) error {
-	b, err := json.MarshalIndent(rep, "", "  ")
-	if err != nil {
-		return err
-	}
-	return os.WriteFile(path, b, 0o644)
+// controller is one controller measured, on its side's Foos.
+type controller struct {
+	name, label string
+	foos        schema.GroupVersionResource
+	full        bool // with the ping's resync, and the adapter measured beside it
+	args        []string
 }
+
+// controllers are measured at every N, in this order.
+var controllers = []controller{
+	{name: ClassicRaised, label: "classic", foos: classicGVR},
+	{name: Ours, label: "ours", foos: oursGVR, full: true},
+	{name: OursQueued, label: "ours-queued", foos: oursGVR, args: []string{"--ack=queued"}},
+}
+
+// measure starts c and measures its start, its first Foo, the ping's resync
+// if c.full, the bursts, then its idle CPU and memory (and the adapter's).
+func (r *run) measure(ctx context.Context, c controller) ([]Result, error) {
+	r.cfg.Log("N=%d: %s", r.n, c.name)
+	res, ad := &Result{Controller: c.name, N: r.n, Burst: r.cfg.Burst}, &Result{Controller: Adapters, N: r.n, Burst: r.cfg.Burst}
+	start := time.Now()
+	p, err := r.start(ctx, c)
+	if err != nil {
+		return nil, err
+	}
+	defer func() { _ = p.Stop() }()
+	res.ReadyMs = ms(time.Since(start))
+	first, err := r.burst(ctx, p, c, "first-"+c.label, 1, 1)
+	if res.FirstFooMs = res.ReadyMs + ms(first.took); err != nil {
+		return nil, fmt.Errorf("first Foo: %w", err)
+	}
+	if c.full {
+		if err := r.pingResync(ctx, res); err != nil {
+			return []Result{*res}, err
+		}
+	}
+	if err := r.bursts(ctx, res, p, c); err != nil {
+		return []Result{*res}, err
+	}
+	procs := map[*Result]int{res: p.PID()}
+	if c.full {
+		procs[ad] = r.adapter.PID()
+	}
+	if err := r.idle(ctx, procs); err != nil || !c.full {
+		return []Result{*res}, err
+	}
+	return []Result{*res, *ad}, nil
+}
+
+// start starts c and waits until it is ready: its workers run, or /readyz answers.
+func (r *run) start(ctx context.Context, c controller) (*controlplane.Process, error) {
+	args := slices.Concat([]string{"--kube-api-qps", strconv.Itoa(r.cfg.RaisedQPS), "--kube-api-burst", strconv.Itoa(2 * r.cfg.RaisedQPS)}, c.args)
+	cmd := exec.Command(r.classicBin, slices.Concat(args, []string{"--kubeconfig", r.classicKC})...)
+	if c.foos != classicGVR {
+		if r.cfg.SenderAuth {
+			args = append(args, "--oidc-audience="+localenv.OIDCAudience,
+				"--oidc-subjects="+localenv.Subject(localenv.FoosIdentity)+","+localenv.Subject(localenv.ResyncIdentity))
+		}
+		cmd = exec.Command(r.ourBin, slices.Concat(args, []string{"--kubeconfig", r.ourKC, "--host", "127.0.0.1", "--port", strconv.Itoa(r.port),
+			"--system-namespace", localenv.Namespace, "--cold-start-resync=true"})...)
+		cmd.Env = append(os.Environ(), "LOG_LEVEL=warn")
+	}
+	p, err := r.cp.StartProcess(c.label, cmd)
+	if err != nil {
+		return nil, err
+	}
+	return p, until(ctx, p, time.Millisecond, func(context.Context) bool {
+		if c.foos == classicGVR {
+			return strings.Contains(p.LogTail(), "Started workers")
+		}
+		resp, err := http.Get(r.url + "/readyz")
+		if err == nil {
+			resp.Body.Close()
+		}
+		return err == nil && resp.StatusCode == http.StatusOK
+	})
+}
+
+// until polls cond every interval, up to 15 minutes, failing if p exits.
+func until(ctx context.Context, p *controlplane.Process, interval time.Duration, cond func(context.Context) bool) error {
+	return wait.PollUntilContextTimeout(ctx, interval, 15*time.Minute, true, func(ctx context.Context) (bool, error) {
+		if p.Exited() {
+			return false, fmt.Errorf("%s exited: %s", p.Name, p.LogTail())
+		}
+		return cond(ctx), nil
+	})
+}
+
+// idle records the CPU each process uses over the idle window, then its memory.
+func (r *run) idle(ctx context.Context, procs map[*Result]int) error {
+	for res, pid := range procs {
+		res.IdleCPUSeconds, _ = cpuSeconds(pid) // so far; what it used, below
+	}
+	select {
+	case <-time.After(r.cfg.Idle):
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	for res, pid := range procs {
+		cpu, err := cpuSeconds(pid)
+		if err == nil {
+			res.SteadyRSSMiB, res.PeakRSSMiB, res.AnonRSSMiB, err = rss(pid)
+		}
+		if res.IdleCPUSeconds = cpu - res.IdleCPUSeconds; err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }

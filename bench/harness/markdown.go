@@ -19,10 +19,12 @@ package harness
 import (
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"strings"
 )
 
-// WriteMarkdown writes the report's tables.
+// WriteMarkdown writes results.md, a section a function.
 func (rep *Report) WriteMarkdown(w io.Writer) {
 	for _, section := range []func(io.Writer){rep.mainTable, rep.ratios, rep.requests, rep.resyncs, rep.burstCPU, rep.incomplete} {
 		section(w)
@@ -37,8 +39,8 @@ func (rep *Report) mainTable(w io.Writer) {
 	}
 	fmt.Fprintf(w, "Measured %s on one loopback kube-apiserver + etcd (%s idle window, bursts of %d Foos unless said; our sender authentication %s).\n\n",
 		rep.When.UTC().Format("2006-01-02 15:04 MST"), rep.Idle, rep.Burst, auth)
-	fmt.Fprintln(w, "| N | controller | RSS steady MiB (anon) | RSS peak MiB | start→ready ms | start→first Foo ms | burst s (Foos) | update burst s | p50 / p99 ms | writes/Foo | reads/Foo | idle CPU s |")
-	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|---|---|---|")
+	fmt.Fprint(w, "| N | controller | RSS steady MiB (anon) | RSS peak MiB | start→ready ms | start→first Foo ms | burst s (Foos) | update burst s | p50 / p99 ms | writes/Foo | reads/Foo | idle CPU s |\n",
+		"|---|---|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, r := range rep.Results {
 		if r.Controller == Adapters {
 			fmt.Fprintf(w, "| %d | %s (shared, separate) | %.0f (%.0f) | %.0f | | | | | | | | %.2f |\n", r.N, r.Controller, r.SteadyRSSMiB, r.AnonRSSMiB, r.PeakRSSMiB, r.IdleCPUSeconds)
@@ -54,35 +56,29 @@ func (rep *Report) mainTable(w io.Writer) {
 	fmt.Fprintln(w)
 }
 
-// ratios is ours against the raised classic at every N.
+// ratios is ours in both ack modes against the classic at every N.
 func (rep *Report) ratios(w io.Writer) {
-	fmt.Fprintln(w, "Ratios, this project against the raised-QPS classic:")
-	fmt.Fprintln(w)
-	fmt.Fprintln(w, "| N | RSS steady | burst time (ack after reconcile) | burst time (ack on enqueue) | update burst (ack after reconcile) | update burst (ack on enqueue) | requests per Foo |")
-	fmt.Fprintln(w, "|---|---|---|---|---|---|---|")
+	fmt.Fprint(w, "Ratios, this project against the raised-QPS classic:\n\n",
+		"| N | RSS steady | burst time (ack after reconcile) | burst time (ack on enqueue) | update burst (ack after reconcile) | update burst (ack on enqueue) | requests per Foo |\n",
+		"|---|---|---|---|---|---|---|\n")
 	for _, n := range rep.Ns {
 		ours, queued, classic := rep.find(Ours, n), rep.find(OursQueued, n), rep.find(ClassicRaised, n)
-		if ours == nil || classic == nil {
-			continue
+		if ours.N != 0 && classic.N != 0 {
+			fmt.Fprintf(w, "| %d | %.2f× | %.2f× | %.2f× | %.2f× | %.2f× | %.2f× |\n", n, ratio(ours.SteadyRSSMiB, classic.SteadyRSSMiB),
+				ratio(ours.BurstSeconds, classic.BurstSeconds), ratio(queued.BurstSeconds, classic.BurstSeconds),
+				ratio(ours.UpdateSeconds, classic.UpdateSeconds), ratio(queued.UpdateSeconds, classic.UpdateSeconds),
+				ratio(ours.WritesPerFoo+ours.ReadsPerFoo, classic.WritesPerFoo+classic.ReadsPerFoo))
 		}
-		q, qu := 0.0, 0.0
-		if queued != nil {
-			q, qu = ratio(queued.BurstSeconds, classic.BurstSeconds), ratio(queued.UpdateSeconds, classic.UpdateSeconds)
-		}
-		fmt.Fprintf(w, "| %d | %.2f× | %.2f× | %.2f× | %.2f× | %.2f× | %.2f× |\n", n, ratio(ours.SteadyRSSMiB, classic.SteadyRSSMiB),
-			ratio(ours.BurstSeconds, classic.BurstSeconds), q, ratio(ours.UpdateSeconds, classic.UpdateSeconds), qu,
-			ratio(ours.WritesPerFoo+ours.ReadsPerFoo, classic.WritesPerFoo+classic.ReadsPerFoo))
 	}
 	fmt.Fprintln(w)
 }
 
 // requests is each controller's requests per Foo of the burst.
 func (rep *Report) requests(w io.Writer) {
-	fmt.Fprintln(w, "Requests per Foo of the burst, by verb and resource (apiserver_request_total deltas, the harness's own creates taken out):")
-	fmt.Fprintln(w)
+	fmt.Fprint(w, "Requests per Foo of the burst, by verb and resource (apiserver_request_total deltas, the harness's own creates taken out):\n\n")
 	for _, n := range rep.Ns {
 		for _, name := range []string{ClassicRaised, Ours, OursQueued} {
-			if r := rep.find(name, n); r != nil && len(r.Requests) > 0 {
+			if r := rep.find(name, n); len(r.Requests) > 0 {
 				fmt.Fprintf(w, "- N=%d, %s: %s\n", n, name, joined(r.Requests, "%.2f"))
 			}
 		}
@@ -92,40 +88,35 @@ func (rep *Report) requests(w io.Writer) {
 
 // resyncs is what the ping's resync cost at every N.
 func (rep *Report) resyncs(w io.Writer) {
-	fmt.Fprintln(w, "The ping's resync with every Foo converged (requests by verb and resource, time to its answer):")
-	fmt.Fprintln(w)
+	fmt.Fprint(w, "The ping's resync with every Foo converged (requests by verb and resource, time to its answer):\n\n")
 	for _, n := range rep.Ns {
-		r := rep.find(Ours, n)
-		if r == nil || r.Resync == nil {
-			continue
-		}
-		total, writes := 0.0, 0.0
+		r, total, writes := rep.find(Ours, n), 0.0, 0.0
 		for k, v := range r.Resync {
 			total += v
 			if isWrite(k) {
 				writes += v
 			}
 		}
-		fmt.Fprintf(w, "- N=%d: %.0f requests (%s), %.0f writes, answered in %.0f ms\n", n, total, joined(r.Resync, "%.0f"), writes, r.ResyncMs)
+		if r.Resync != nil {
+			fmt.Fprintf(w, "- N=%d: %.0f requests (%s), %.0f writes, answered in %.0f ms\n", n, total, joined(r.Resync, "%.0f"), writes, r.ResyncMs)
+		}
 	}
 	fmt.Fprintln(w)
 }
 
 // burstCPU is where each burst's time went, by process.
 func (rep *Report) burstCPU(w io.Writer) {
-	fmt.Fprintf(w, "Where a burst's time goes: the CPU seconds each process used during the burst, and what the machine's %d cores left idle (of %d × the burst's seconds):\n", rep.Cores, rep.Cores)
-	fmt.Fprintln(w)
+	fmt.Fprintf(w, "Where a burst's time goes: the CPU seconds each process used during the burst, and what the machine's %d cores left idle (of %d × the burst's seconds):\n\n", rep.Cores, rep.Cores)
 	for _, r := range rep.Results {
-		if len(r.BurstCPU) == 0 {
-			continue
-		}
 		var parts []string
 		for _, k := range []string{"kube-apiserver", "etcd", "controller", "adapters", "harness", "machine idle"} {
 			if v, ok := r.BurstCPU[k]; ok {
 				parts = append(parts, fmt.Sprintf("%s %.1f", k, v))
 			}
 		}
-		fmt.Fprintf(w, "- N=%d, %s (%.1f s, %.1f CPU s): %s\n", r.N, r.Controller, r.BurstSeconds, float64(rep.Cores)*r.BurstSeconds, strings.Join(parts, ", "))
+		if len(parts) > 0 {
+			fmt.Fprintf(w, "- N=%d, %s (%.1f s, %.1f CPU s): %s\n", r.N, r.Controller, r.BurstSeconds, float64(rep.Cores)*r.BurstSeconds, strings.Join(parts, ", "))
+		}
 	}
 	fmt.Fprintln(w)
 }
@@ -142,22 +133,23 @@ func (rep *Report) incomplete(w io.Writer) {
 // joined is "key value" of every entry of m, in key order.
 func joined(m map[string]float64, format string) string {
 	var parts []string
-	for _, k := range sortedKeys(m) {
+	for _, k := range slices.Sorted(maps.Keys(m)) {
 		parts = append(parts, fmt.Sprintf("%s "+format, k, m[k]))
 	}
 	return strings.Join(parts, ", ")
 }
 
-// find is the result of a controller at an N, or nil.
-func (rep *Report) find(controller string, n int) *Result {
-	for i := range rep.Results {
-		if rep.Results[i].Controller == controller && rep.Results[i].N == n {
-			return &rep.Results[i]
+// find is the result of a controller at an N, or a zero Result.
+func (rep *Report) find(controller string, n int) Result {
+	for _, r := range rep.Results {
+		if r.Controller == controller && r.N == n {
+			return r
 		}
 	}
-	return nil
+	return Result{}
 }
 
+// ratio is a/b, or 0 when b is.
 func ratio(a, b float64) float64 {
 	if b == 0 {
 		return 0

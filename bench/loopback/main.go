@@ -14,14 +14,15 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-// Command loopback runs bench/harness: this project's reconciler beside
-// the classic informer-based sample-controller on one loopback API server,
-// and writes results.md and results.json into a results folder. Use
-// hack/bench.sh, which builds the tools and draws the chart.
+// Command loopback runs bench/harness and writes results.md and results.json
+// into a results folder; hack/bench.sh runs it and draws the chart.
 package main
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -36,25 +37,21 @@ import (
 )
 
 func main() {
+	cfg := harness.Config{Log: func(format string, args ...any) { fmt.Printf("==> "+format+"\n", args...) }}
 	ns := flag.String("n", "100,1000,5000", "Numbers of pre-existing Foos (and unrelated Deployments), comma-separated.")
-	burst := flag.Int("burst", 1000, "Foos created at once.")
-	stockMaxN := flag.Int("stock-max-n", 100, "Largest N the stock classic (5 requests/s) runs at.")
-	stockBurst := flag.Int("stock-burst", 100, "The stock classic's burst.")
-	qps := flag.Int("raised-qps", 200, "The raised classic's client QPS (burst twice it).")
-	idle := flag.Duration("idle", 30*time.Second, "Idle CPU window.")
-	out := flag.String("out", "", "Results folder (default bench/results/<UTC time>).")
-	senderAuth := flag.Bool("sender-auth", true, "Run ours with sender authentication on (the adapters send OIDC tokens): what lets the adds of new Foos stand in for reads.")
+	flag.IntVar(&cfg.Burst, "burst", 1000, "Foos created at once.")
+	flag.IntVar(&cfg.RaisedQPS, "raised-qps", 200, "Every controller's client QPS (burst twice it).")
+	flag.DurationVar(&cfg.Idle, "idle", 30*time.Second, "Idle CPU window.")
+	flag.BoolVar(&cfg.SenderAuth, "sender-auth", true, "Run ours with sender authentication on (the adapters send OIDC tokens): what lets the adds of new Foos stand in for reads.")
+	out := flag.String("out", filepath.Join("bench", "results", time.Now().UTC().Format("2006-01-02T15-04")), "Results folder.")
 	flag.Parse()
-
-	cfg := harness.Config{Burst: *burst, StockMaxN: *stockMaxN, StockBurst: *stockBurst, RaisedQPS: *qps, Idle: *idle, SenderAuth: *senderAuth,
-		Log: func(format string, args ...any) { fmt.Printf("==> "+format+"\n", args...) }}
-	var err error
-	if cfg.Ns, err = parseNs(*ns); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(2)
-	}
-	if *out == "" {
-		*out = filepath.Join("bench", "results", time.Now().UTC().Format("2006-01-02T15-04"))
+	for _, f := range strings.Split(*ns, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n < 1 {
+			fmt.Fprintf(os.Stderr, "bad -n %q\n", *ns)
+			os.Exit(2)
+		}
+		cfg.Ns = append(cfg.Ns, n)
 	}
 	if err := run(cfg, *out); err != nil {
 		fmt.Fprintln(os.Stderr, "error:", err)
@@ -63,54 +60,24 @@ func main() {
 	fmt.Println("==> results in", *out)
 }
 
-// parseNs reads -n: positive numbers separated by commas.
-func parseNs(s string) ([]int, error) {
-	var ns []int
-	for _, f := range strings.Split(s, ",") {
-		n, err := strconv.Atoi(strings.TrimSpace(f))
-		if err != nil || n < 1 {
-			return nil, fmt.Errorf("bad -n %q", s)
-		}
-		ns = append(ns, n)
-	}
-	return ns, nil
-}
-
-// run runs the harness, its logs in a temporary folder kept if it fails,
-// and writes what it measured into out, failed or not.
-func run(cfg harness.Config, out string) error {
-	if err := os.MkdirAll(out, 0o755); err != nil {
+// run runs the harness, its logs in a temporary folder kept if it fails, and
+// writes what it measured into out, failed or not; it prints results.md.
+func run(cfg harness.Config, out string) (err error) {
+	if cfg.Dir, err = os.MkdirTemp("", "foo-bench-"); err != nil {
 		return err
 	}
-	work, err := os.MkdirTemp("", "foo-bench-")
-	if err != nil {
-		return err
-	}
-	cfg.Dir = work
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	rep, runErr := harness.Run(ctx, cfg)
-	if rep != nil {
-		if err := write(rep, out); err != nil {
-			fmt.Fprintln(os.Stderr, err)
-		}
-	}
-	if runErr != nil {
-		return fmt.Errorf("%w (logs in %s)", runErr, work)
-	}
-	return os.RemoveAll(work)
-}
-
-// write writes results.json and results.md into out, and prints results.md.
-func write(rep *harness.Report, out string) error {
-	if err := rep.WriteJSON(filepath.Join(out, "results.json")); err != nil {
-		return err
-	}
-	f, err := os.Create(filepath.Join(out, "results.md"))
+	rep, err := harness.Run(ctx, cfg)
 	if err != nil {
-		return err
+		err = fmt.Errorf("%w (logs in %s)", err, cfg.Dir)
+	} else {
+		err = os.RemoveAll(cfg.Dir)
 	}
-	rep.WriteMarkdown(f)
-	rep.WriteMarkdown(os.Stdout)
-	return f.Close()
+	js, jsErr := json.MarshalIndent(rep, "", "  ")
+	var md bytes.Buffer
+	rep.WriteMarkdown(&md)
+	fmt.Print(md.String())
+	return errors.Join(err, jsErr, os.MkdirAll(out, 0o755),
+		os.WriteFile(filepath.Join(out, "results.json"), js, 0o644), os.WriteFile(filepath.Join(out, "results.md"), md.Bytes(), 0o644))
 }
