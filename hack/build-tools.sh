@@ -18,7 +18,7 @@
 # Only what is missing is built. Prints where the binaries are.
 #
 #   hack/build-tools.sh            # all: etcd, kube-apiserver, kube-controller-manager, kubectl,
-#                                  # adapter, sample-controller, sample-controller-raised
+#                                  # adapter, sample-controller-raised
 #   hack/build-tools.sh etcd kubectl   # just these
 #   hack/build-tools.sh cluster    # the one-node cluster's (not built by default):
 #                                  # kubelet, kube-scheduler, kube-proxy, coredns, crane, ko, traefik
@@ -64,7 +64,7 @@ path_of() {
     actionlint) echo "$TOOLS_DIR/actionlint-$ACTIONLINT_VERSION/actionlint" ;;
     # The adapter's path names its wrapper's source too, so a change to it rebuilds.
     adapter) echo "$TOOLS_DIR/eventing-$EVENTING_VERSION/apiserver-receive-adapter-$(cat "$ROOT"/hack/tools/adapter/{main.go,go.mod,go.sum} | sha256sum | cut -c1-8)" ;;
-    sample-controller|sample-controller-raised) echo "$TOOLS_DIR/sample-controller-$SAMPLE_CONTROLLER_VERSION/$1" ;;
+    sample-controller-raised) echo "$TOOLS_DIR/sample-controller-$SAMPLE_CONTROLLER_VERSION/$1" ;;
     *) echo "unknown tool $1" >&2; return 1 ;;
   esac
 }
@@ -153,7 +153,6 @@ build() {
     traefik) build_trimmed_traefik "$out.tmp" ;;
     actionlint) (cd "$ROOT/hack/tools/actionlint" && go build -trimpath -ldflags "-s -w" -o "$out.tmp" github.com/rhysd/actionlint/cmd/actionlint) ;;
     adapter) (cd "$ROOT/hack/tools/adapter" && go build -trimpath -ldflags "-s -w" -o "$out.tmp" .) ;;
-    sample-controller) (cd "$ROOT/hack/tools/sample-controller" && go build -trimpath -ldflags "-s -w" -o "$out.tmp" k8s.io/sample-controller) ;;
     sample-controller-raised) build_raised_sample_controller "$out.tmp" ;;
   esac
   mv "$out.tmp" "$out"
@@ -169,7 +168,7 @@ names=()
 [[ $# -gt 0 ]] || set -- default
 for n in "$@"; do
   case "$n" in
-    default) names+=(etcd kube-apiserver kube-controller-manager kubectl adapter sample-controller sample-controller-raised) ;;
+    default) names+=(etcd kube-apiserver kube-controller-manager kubectl adapter sample-controller-raised) ;;
     cluster) names+=(kubelet kube-scheduler kube-proxy coredns crane ko traefik) ;;
     *) names+=("$n") ;;
   esac
