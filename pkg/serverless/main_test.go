@@ -17,7 +17,6 @@ limitations under the License.
 package serverless
 
 import (
-	"context"
 	"flag"
 	"io"
 	"testing"
@@ -26,8 +25,6 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/kelseyhightower/envconfig"
 	"k8s.io/client-go/rest"
-	"knative.dev/pkg/controller"
-	pkgreconciler "knative.dev/pkg/reconciler"
 
 	"github.com/frugal-operator/foo-operator/pkg/serverless/auth"
 	"github.com/frugal-operator/foo-operator/pkg/serverless/receiver"
@@ -167,11 +164,3 @@ func TestRequeueSchedule(t *testing.T) {
 		})
 	}
 }
-
-// hiding wraps a reconciler without forwarding Promote.
-type hiding struct{ controller.Reconciler }
-
-// leaderAware is a reconciler that can be promoted.
-type leaderAware struct{ pkgreconciler.LeaderAwareFuncs }
-
-func (*leaderAware) Reconcile(context.Context, string) error { return nil }

@@ -22,12 +22,73 @@ import (
 	"fmt"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/metadata"
+	"knative.dev/pkg/controller"
+	pkgreconciler "knative.dev/pkg/reconciler"
 
 	"github.com/frugal-operator/foo-operator/pkg/serverless/receiver"
 	"github.com/frugal-operator/foo-operator/pkg/serverless/resync"
 )
+
+// Operator is what an operator brings.
+type Operator struct {
+	// Name names the component: its logger, its API client's user agent,
+	// its Kubernetes events' source and its workqueue.
+	Name string
+	// Owner is the kind that the reconciler reconciles: a namespaced kind.
+	Owner Kind
+	// Owned are the kinds that owners control, whose events wake their
+	// owner. A resync (see package resync) lists the owners, and the owned
+	// objects that carry an owner label, and runs the reconciler that New
+	// returns over what it lists, with its writes refused: the owners whose
+	// reconcile would write are reconciled.
+	Owned []Owned
+	// Scheme knows the Owner's kind, for the Kubernetes events it records
+	// (a generated clientset's scheme package).
+	Scheme *runtime.Scheme
+	// HandOff, if set, has the first read of an owner never reconciled, in the
+	// reconcile that its add event asks for, answered with the object
+	// that event carried instead of a GET, when the event may be believed
+	// for it (see receiver.Decoder.Handoff and package handoff). Set it only
+	// if the reconciler is safe with an owner that lags behind the API
+	// server's: for an owner never reconciled, it may create what the owner
+	// asks for, but reads the owner again before it changes anything that
+	// exists (the Foo reconciler: AlreadyExists, then a GET and a Conflict
+	// if the Foo changed).
+	HandOff bool
+	// New returns the operator's parts. ctx holds the logger, the injection
+	// clients and the event recorder (controller.GetEventRecorder), and is
+	// not cancelled on SIGTERM: the parts serve the drain. What the
+	// injection clients write is recorded (see ownwrites), so that the
+	// events reporting the reconciler's own writes are recognised, and what
+	// events hand off is read through them (see HandOff): the reconciler
+	// need not know of either. New is called a second time for the
+	// resync's dry runs, with clients that answer from what the
+	// resync listed and refuse writes: the reconciler must use the injection
+	// clients of ctx only.
+	New func(ctx context.Context) Parts
+}
+
+// Parts are what Main runs.
+type Parts struct {
+	// Reconciler reconciles the Owner's keys: the generated reconciler,
+	// reading through uncached listers.
+	Reconciler controller.Reconciler
+	// OnDelete, for an owned kind, names the other owners that an owned
+	// object's delete wakes, beside its owner: see receiver.Owned.OnDelete.
+	OnDelete map[schema.GroupKind]OnDelete
+	// Settled are the reasons of an owner's Ready condition, when not True,
+	// that no reconcile can change (see receiver.Decoder.Settled): updates
+	// of an owner reconciled with such a reason are not reconciled again.
+	Settled []string
+}
+
+// OnDelete names the owners, of namespace, that the delete of the object
+// name, which owner controlled, wakes.
+type OnDelete = func(ctx context.Context, namespace, name, owner string) ([]types.NamespacedName, error)
 
 // Kind is a kind of object: the resource it is read and listed as, and its
 // kind, as the events name it.
@@ -126,4 +187,17 @@ func (op Operator) receiverOwned(client metadata.Interface, parts Parts) []recei
 			}}
 	}
 	return owned
+}
+
+// promotable refuses a reconciler that Main cannot promote: the generated
+// reconciler skips every key until it is promoted, so a reconciler that
+// hides its Promote (a wrapper that does not forward it) would answer every
+// event 503 and log nothing at info.
+func promotable(rec controller.Reconciler) error {
+	if _, ok := rec.(pkgreconciler.LeaderAware); !ok {
+		return fmt.Errorf("Parts.Reconciler (%T) does not implement knative.dev/pkg/reconciler.LeaderAware: "+
+			"the generated reconciler reconciles no key until it is promoted, so a wrapper around it must forward Promote and Demote; "+
+			"a reconciler that needs no promotion can embed reconciler.LeaderAwareFuncs", rec)
+	}
+	return nil
 }

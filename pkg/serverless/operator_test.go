@@ -27,6 +27,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	metadatafake "k8s.io/client-go/metadata/fake"
+	"knative.dev/pkg/controller"
+	pkgreconciler "knative.dev/pkg/reconciler"
 
 	"github.com/frugal-operator/foo-operator/pkg/serverless/resync"
 )
@@ -115,3 +117,11 @@ func TestOwnedObjectsAreReadByTheirResource(t *testing.T) {
 		t.Error("Get(ns/web) of Services found the Deployment")
 	}
 }
+
+// hiding wraps a reconciler without forwarding Promote.
+type hiding struct{ controller.Reconciler }
+
+// leaderAware is a reconciler that can be promoted.
+type leaderAware struct{ pkgreconciler.LeaderAwareFuncs }
+
+func (*leaderAware) Reconcile(context.Context, string) error { return nil }
