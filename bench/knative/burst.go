@@ -31,9 +31,6 @@ type burstSpec struct {
 	order int    // 1 or 2: which side of its pair went first
 	kind  kind
 	ns    string
-	// carried: the stream carries the classic's events (floor.go), and the
-	// burst checks it carried every Deployment of the namespace.
-	carried bool
 }
 
 // burstResult is what a burst took, in seconds from the first create
@@ -91,11 +88,6 @@ func runBurst(ctx context.Context, w wiring, spec burstSpec, n int) (burstResult
 	start, err := timeBurst(ctx, b, n, &res)
 	if err != nil {
 		return res, err
-	}
-	if spec.carried {
-		if err := checkCarried(ctx, spec.ns); err != nil {
-			return res, err
-		}
 	}
 	if spec.kind != oursFoo {
 		// The classic resyncs every Foo every 30 s and writes its status

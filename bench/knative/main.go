@@ -45,17 +45,13 @@ limitations under the License.
 //     namespace made and deleted, each timed to the stream's adapter rolled
 //     out and each member's wake-up;
 //  6. the stream burst pair, the other way round: ours, then the classic in
-//     a second fresh namespace; then the floor pair twice (floor.go): the
-//     classic with the stream carrying its events to our reconciler, which
-//     answers them at once, then the classic alone; then alone, then
-//     carried: no operator fed by the stream can burst faster than the
-//     classic carried;
+//     a second fresh namespace;
 //  7. what one more operator costs, the break-even number of operators, and
 //     results.md and results.json (with the data of chart.png, which
 //     hack/bench-knative.sh draws).
 //
-// -pairs names the burst pairs to make (direct, queued, stream, floor; all
-// by default): one pair alone takes about ten minutes.
+// -pairs names the burst pairs to make (direct, queued, stream; all by
+// default): one pair alone takes about ten minutes.
 //
 // Foos ask for 0 replicas: a one-node cluster cannot run thousands of pods.
 // The classic's bursts are deleted once timed: the sample-controller
@@ -91,14 +87,10 @@ const (
 	nsBurstClassic2 = "burst-classic-2"
 	nsBurstQueued   = "burst-ours-queued"
 	nsBurstClassic3 = "burst-classic-3"
-	nsBurstCarried  = "burst-classic-carried"
-	nsBurstClassic4 = "burst-classic-4"
-	nsBurstClassic5 = "burst-classic-5"
-	nsBurstCarried2 = "burst-classic-carried-2"
 )
 
 // benchNamespaces are every namespace the bench makes Foos or Bars in.
-var benchNamespaces = []string{nsWake, nsCanaries, nsOurs, nsClassic, nsBars, nsBurstClassic1, nsBurstDirect, nsBurstStream, nsBurstClassic2, nsBurstQueued, nsBurstClassic3, nsBurstCarried, nsBurstClassic4, nsBurstClassic5, nsBurstCarried2}
+var benchNamespaces = []string{nsWake, nsCanaries, nsOurs, nsClassic, nsBars, nsBurstClassic1, nsBurstDirect, nsBurstStream, nsBurstClassic2, nsBurstQueued, nsBurstClassic3}
 
 // results is every figure of a run, as results.json holds it.
 type results struct {
@@ -125,7 +117,7 @@ func main() {
 	n := flag.Int("n", 1000, "converged Foos of each kind (and Bars) during the idle windows")
 	idle := flag.Duration("idle", 10*time.Minute, "each idle window (one per phase); 0: no idle bill, resync pings or namespace churn")
 	burst := flag.Int("burst", 1000, "Foos in each burst (0: no burst)")
-	pairs := flag.String("pairs", strings.Join(pairNames, ","), "the burst pairs to run, of direct (ACK=reconciled), queued (direct, ACK=queued), stream, and floor (the classic with the stream carrying its events, and without)")
+	pairs := flag.String("pairs", strings.Join(pairNames, ","), "the burst pairs to run, of direct (ACK=reconciled), queued (direct, ACK=queued) and stream")
 	out := flag.String("out", "", "folder for results.md and results.json")
 	flag.Parse()
 	r := &results{Started: time.Now().UTC(), WakeUps: *wakeups, N: *n, IdleSeconds: idle.Seconds(), Burst: *burst}

@@ -157,22 +157,17 @@ func streamPhase(ctx context.Context, r *results, idle time.Duration) error {
 			return fmt.Errorf("phase 2's namespace: %w", err)
 		}
 	}
-	if r.runs("stream") {
-		if err := runBursts(ctx, r, streamWiring,
-			burstSpec{side: "ours, shared stream", pair: "stream", order: 1, kind: oursFoo, ns: nsBurstStream},
-			burstSpec{side: "classic", pair: "stream", order: 2, kind: classicFoo, ns: nsBurstClassic2},
-		); err != nil {
-			return err
-		}
-	}
-	if !r.runs("floor") {
+	if !r.runs("stream") {
 		return nil
 	}
-	return floorPairs(ctx, r)
+	return runBursts(ctx, r, streamWiring,
+		burstSpec{side: "ours, shared stream", pair: "stream", order: 1, kind: oursFoo, ns: nsBurstStream},
+		burstSpec{side: "classic", pair: "stream", order: 2, kind: classicFoo, ns: nsBurstClassic2},
+	)
 }
 
 // pairNames are the burst pairs a run can make, in the order it makes them.
-var pairNames = []string{"direct", "queued", "stream", "floor"}
+var pairNames = []string{"direct", "queued", "stream"}
 
 // parsePairs reads -pairs: names of pairNames, separated by commas.
 func parsePairs(flag string) ([]string, error) {
