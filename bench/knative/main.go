@@ -35,9 +35,7 @@ limitations under the License.
 //     every Deployment observed by the deployment controller and (ours) to
 //     every Foo Ready; our reconciler's requests binned by second from the
 //     audit log; the node's CPU by component until the first reconcile of
-//     every Foo (cpu.go); then our reconciler set to ACK=queued (events
-//     answered once enqueued) and a second pair, ours first, and set back
-//     to reconciled;
+//     every Foo (cpu.go);
 //  5. phase 2, two operators on the shared stream: the example Bar operator
 //     installed, both switched to the stream as test/knative's
 //     TestBrokerWiring does, N converged Bars, then the idle bill again with
@@ -50,8 +48,7 @@ limitations under the License.
 //     results.md and results.json (with the data of chart.png, which
 //     hack/bench-knative.sh draws).
 //
-// -pairs names the burst pairs to make (direct, queued, stream; all by
-// default): one pair alone takes about ten minutes.
+// -pairs names the burst pairs to make (direct, stream; both by default): one pair alone takes about ten minutes.
 //
 // Foos ask for 0 replicas: a one-node cluster cannot run thousands of pods.
 // The classic's bursts are deleted once timed: the sample-controller
@@ -85,12 +82,10 @@ const (
 	nsBurstDirect   = "burst-ours-direct"
 	nsBurstStream   = "burst-ours-stream"
 	nsBurstClassic2 = "burst-classic-2"
-	nsBurstQueued   = "burst-ours-queued"
-	nsBurstClassic3 = "burst-classic-3"
 )
 
 // benchNamespaces are every namespace the bench makes Foos or Bars in.
-var benchNamespaces = []string{nsWake, nsCanaries, nsOurs, nsClassic, nsBars, nsBurstClassic1, nsBurstDirect, nsBurstStream, nsBurstClassic2, nsBurstQueued, nsBurstClassic3}
+var benchNamespaces = []string{nsWake, nsCanaries, nsOurs, nsClassic, nsBars, nsBurstClassic1, nsBurstDirect, nsBurstStream, nsBurstClassic2}
 
 // results is every figure of a run, as results.json holds it.
 type results struct {
@@ -117,7 +112,7 @@ func main() {
 	n := flag.Int("n", 1000, "converged Foos of each kind (and Bars) during the idle windows")
 	idle := flag.Duration("idle", 10*time.Minute, "each idle window (one per phase); 0: no idle bill, resync pings or namespace churn")
 	burst := flag.Int("burst", 1000, "Foos in each burst (0: no burst)")
-	pairs := flag.String("pairs", strings.Join(pairNames, ","), "the burst pairs to run, of direct (ACK=reconciled), queued (direct, ACK=queued) and stream")
+	pairs := flag.String("pairs", strings.Join(pairNames, ","), "the burst pairs to run, direct and stream")
 	out := flag.String("out", "", "folder for results.md and results.json")
 	flag.Parse()
 	r := &results{Started: time.Now().UTC(), WakeUps: *wakeups, N: *n, IdleSeconds: idle.Seconds(), Burst: *burst}

@@ -104,21 +104,12 @@ func directPhase(ctx context.Context, r *results, idle time.Duration) error {
 			return fmt.Errorf("phase 1's ping: %w", err)
 		}
 	}
-	if r.runs("direct") {
-		if err := runBursts(ctx, r, directWiring,
-			burstSpec{side: "classic", pair: "direct", order: 1, kind: classicFoo, ns: nsBurstClassic1},
-			burstSpec{side: "ours, direct wiring", pair: "direct", order: 2, kind: oursFoo, ns: nsBurstDirect},
-		); err != nil {
-			return err
-		}
-	}
-	if !r.runs("queued") {
+	if !r.runs("direct") {
 		return nil
 	}
-	// The same wiring with events answered once enqueued (ours first).
-	return runBurstsQueued(ctx, r, directWiring,
-		burstSpec{side: "ours, direct wiring, ACK=queued", pair: "direct ACK=queued", order: 1, kind: oursFoo, ns: nsBurstQueued},
-		burstSpec{side: "classic", pair: "direct ACK=queued", order: 2, kind: classicFoo, ns: nsBurstClassic3},
+	return runBursts(ctx, r, directWiring,
+		burstSpec{side: "classic", pair: "direct", order: 1, kind: classicFoo, ns: nsBurstClassic1},
+		burstSpec{side: "ours, direct wiring", pair: "direct", order: 2, kind: oursFoo, ns: nsBurstDirect},
 	)
 }
 
@@ -167,7 +158,7 @@ func streamPhase(ctx context.Context, r *results, idle time.Duration) error {
 }
 
 // pairNames are the burst pairs a run can make, in the order it makes them.
-var pairNames = []string{"direct", "queued", "stream"}
+var pairNames = []string{"direct", "stream"}
 
 // parsePairs reads -pairs: names of pairNames, separated by commas.
 func parsePairs(flag string) ([]string, error) {
@@ -199,19 +190,6 @@ func runBursts(ctx context.Context, r *results, w wiring, specs ...burstSpec) er
 		r.Bursts = append(r.Bursts, res)
 	}
 	return nil
-}
-
-// runBurstsQueued runs the bursts as runBursts does, with our reconciler
-// answering events once enqueued (ACK=queued), and sets it back.
-func runBurstsQueued(ctx context.Context, r *results, w wiring, specs ...burstSpec) error {
-	logf("our reconciler answering events once enqueued (ACK=queued)")
-	if err := setAck(ctx, "queued"); err != nil {
-		return err
-	}
-	if err := runBursts(ctx, r, w, specs...); err != nil {
-		return err
-	}
-	return setAck(ctx, "reconciled")
 }
 
 // createAndTime creates one of our Foos and times it to its Deployment.

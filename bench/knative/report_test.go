@@ -52,7 +52,7 @@ func TestWriteKeepsTheSectionsTheDocsCite(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, want := range []string{
-		"`hack/bench-knative.sh -wakeups 1 -n 10 -idle 1m0s -burst 10 -pairs direct,queued,stream`",
+		"`hack/bench-knative.sh -wakeups 1 -n 10 -idle 1m0s -burst 10 -pairs direct,stream`",
 		"## Wake-ups (direct wiring)", "| from zero (1 tries) | p50 0.77 s, p99 0.77 s |",
 		"## The idle bill", "| classic controller, as a pod | 1 | 1 |", "| the stream's adapter (shared) | 2 | 1 |",
 		"## What one more operator costs, and the break-even", "| classic, per operator (phase 1) | 1 | 42.5 |", "- Break-even on the stream:",

@@ -118,49 +118,6 @@ func ensureDirect(ctx context.Context) (string, error) {
 		"the stream, and the Bar operator if it was on it, stayed, their pods running beside phase 1 and not counted in its rows.", nil
 }
 
-// setAck sets the Foo reconciler's ACK (a new revision) and waits until
-// the Service is Ready on it.
-func setAck(ctx context.Context, ack string) error {
-	ksvcs := dyn.Resource(ksvcGVR).Namespace(fooSystem)
-	u, err := ksvcs.Get(ctx, fooReconciler.name, metav1.GetOptions{})
-	if err != nil {
-		return fmt.Errorf("reading the Foo reconciler's Service: %w", err)
-	}
-	containers, _, _ := unstructured.NestedSlice(u.Object, "spec", "template", "spec", "containers")
-	if len(containers) == 0 {
-		return fmt.Errorf("the Foo reconciler's Service has no container")
-	}
-	c := containers[0].(map[string]any)
-	env, _, _ := unstructured.NestedSlice(c, "env")
-	found := false
-	for _, e := range env {
-		if e := e.(map[string]any); e["name"] == "ACK" {
-			e["value"], found = ack, true
-		}
-	}
-	if !found {
-		env = append(env, map[string]any{"name": "ACK", "value": ack})
-	}
-	c["env"] = env
-	if err := unstructured.SetNestedSlice(u.Object, containers, "spec", "template", "spec", "containers"); err != nil {
-		return err
-	}
-	if u, err = ksvcs.Update(ctx, u, metav1.UpdateOptions{}); err != nil {
-		return fmt.Errorf("setting ACK=%s: %w", ack, err)
-	}
-	generation := u.GetGeneration()
-	return poll(ctx, time.Second, 5*time.Minute, "the Foo reconciler Ready with ACK="+ack, func(ctx context.Context) (bool, error) {
-		u, err := ksvcs.Get(ctx, fooReconciler.name, metav1.GetOptions{})
-		if err != nil {
-			return false, err
-		}
-		observed, _, _ := unstructured.NestedInt64(u.Object, "status", "observedGeneration")
-		created, _, _ := unstructured.NestedString(u.Object, "status", "latestCreatedRevisionName")
-		latest, _, _ := unstructured.NestedString(u.Object, "status", "latestReadyRevisionName")
-		return observed == generation && created == latest && readyOf(u), nil
-	})
-}
-
 // installBar applies the example Bar operator's release and waits until
 // its Knative Service is Ready.
 func installBar(ctx context.Context) error {
