@@ -23,6 +23,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -36,65 +37,44 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/frugal-operator/foo-operator/test/onenode"
 )
 
-// kubeconfig is the one-node cluster's (hack/cluster/up.sh writes it).
-var kubeconfig = onenode.Kubeconfig("")
-
-// The namespaces of what the bench measures, besides its own.
+// The operators' namespaces and files: hack/cluster/install.sh runs
+// hack/release.sh, which writes the releases and the members' kustomize
+// Components; overlayDir is the bench's kustomization of the stream.
 const (
-	fooSystem = "foo-operator"
-	barSystem = "bar-operator"
-	streamNS  = "operator-stream"
-	classicNS = "classic-sample-controller"
-	servingNS = "knative-serving"
-	eventsNS  = "knative-eventing"
-)
-
-// adapterSelector selects the ApiServerSources' adapters: the Foo
-// operator's own (direct wiring) or the stream's.
-const adapterSelector = "eventing.knative.dev/source=apiserver-source-controller"
-
-var (
-	brokerGVR = schema.GroupVersionResource{Group: "eventing.knative.dev", Version: "v1", Resource: "brokers"}
-	sourceGVR = schema.GroupVersionResource{Group: "sources.knative.dev", Version: "v1", Resource: "apiserversources"}
-	ksvcGVR   = schema.GroupVersionResource{Group: "serving.knative.dev", Version: "v1", Resource: "services"}
+	fooSystem       = "foo-operator"
+	barSystem       = "bar-operator"
+	streamNS        = "operator-stream"
+	classicNS       = "classic-sample-controller"
+	adapterSelector = "eventing.knative.dev/source=apiserver-source-controller"
+	releaseFoo      = "_output/release/foo-operator.yaml"
+	releaseBar      = "_output/release/examples/bar-operator.yaml"
+	overlayDir      = "_output/stream-bench"
 )
 
 var (
-	// kube speaks protobuf: the bench lists thousands of Deployments a second.
-	kube kubernetes.Interface
-	dyn  dynamic.Interface
-	// node reads the kubelet's /stats/summary, which is JSON.
-	node rest.Interface
+	kubeconfig = onenode.Kubeconfig("")
+	kube       kubernetes.Interface // in protobuf: the bench lists thousands of Deployments a second
+	dyn        dynamic.Interface
 )
 
 // connect makes the clients of the one-node cluster.
 func connect() error {
 	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
 	if err != nil {
-		return fmt.Errorf("reading %s: %w", kubeconfig, err)
+		return err
 	}
 	cfg.QPS, cfg.Burst = 500, 1000
-	pb := rest.CopyConfig(cfg)
-	pb.ContentType = "application/vnd.kubernetes.protobuf"
-	pb.AcceptContentTypes = "application/vnd.kubernetes.protobuf,application/json"
-	if kube, err = kubernetes.NewForConfig(pb); err != nil {
-		return fmt.Errorf("kubernetes client: %w", err)
-	}
 	if dyn, err = dynamic.NewForConfig(cfg); err != nil {
-		return fmt.Errorf("dynamic client: %w", err)
+		return err
 	}
-	js, err := kubernetes.NewForConfig(cfg)
-	if err != nil {
-		return fmt.Errorf("kubelet client: %w", err)
-	}
-	node = js.CoreV1().RESTClient()
-	return nil
+	cfg.ContentType, cfg.AcceptContentTypes = "application/vnd.kubernetes.protobuf", "application/vnd.kubernetes.protobuf,application/json"
+	kube, err = kubernetes.NewForConfig(cfg)
+	return err
 }
 
 // knativeService names a Knative Service, whose pods scale to zero.
@@ -106,30 +86,23 @@ var (
 	deadLetters   = knativeService{streamNS, "dead-letters"}
 )
 
-// selector selects the Service's pods.
 func (s knativeService) selector() string { return "serving.knative.dev/service=" + s.name }
+func (s knativeService) String() string   { return s.ns + "/" + s.name }
 
-// String names the Service as namespace/name.
-func (s knativeService) String() string { return s.ns + "/" + s.name }
-
-// wiring is how the Foos' events reach the Foo reconciler.
+// wiring is how the Foos' events reach the Foo reconciler: from the adapter
+// in adapterNS (alone: the only one in the cluster), to reconcilers.
 type wiring struct {
-	name string
-	// adapterNS is where the adapter that sends the Foos' events runs.
-	adapterNS string
-	// alone: that adapter must be the only one in the cluster.
-	alone bool
-	// reconcilers must be at zero before a burst.
+	adapterNS   string
+	alone       bool
 	reconcilers []knativeService
 }
 
 var (
-	directWiring = wiring{name: "direct wiring", adapterNS: fooSystem, reconcilers: []knativeService{fooReconciler}}
-	streamWiring = wiring{name: "shared stream", adapterNS: streamNS, alone: true, reconcilers: []knativeService{fooReconciler, barReconciler}}
+	directWiring = wiring{fooSystem, false, []knativeService{fooReconciler}}
+	streamWiring = wiring{streamNS, true, []knativeService{fooReconciler, barReconciler}}
 )
 
-// poll calls cond at each interval of every until it is true, for at most
-// within.
+// poll asks cond every interval until it holds, for at most within.
 func poll(ctx context.Context, every, within time.Duration, what string, cond func(ctx context.Context) (bool, error)) error {
 	if err := wait.PollUntilContextTimeout(ctx, every, within, true, cond); err != nil {
 		return fmt.Errorf("waiting %v for %s: %w", within, what, err)
@@ -137,63 +110,105 @@ func poll(ctx context.Context, every, within time.Duration, what string, cond fu
 	return nil
 }
 
-// kubectl runs the kubectl of hack/bench-knative.sh ($KUBECTL) on the
-// cluster; its output is dropped, its errors printed.
-func kubectl(args ...string) error {
-	bin := os.Getenv("KUBECTL")
-	if bin == "" {
-		return errors.New("KUBECTL is not set (hack/bench-knative.sh sets it)")
-	}
-	cmd := exec.Command(bin, append([]string{"--kubeconfig", kubeconfig}, args...)...)
-	cmd.Stdout, cmd.Stderr = io.Discard, os.Stderr
-	if err := cmd.Run(); err != nil {
-		return fmt.Errorf("kubectl %s: %w", strings.Join(args, " "), err)
-	}
-	return nil
-}
-
-// ensureNamespace makes the namespace unless it exists.
-func ensureNamespace(ctx context.Context, name string) error {
-	_, err := kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{})
-	if err != nil && !apierrs.IsAlreadyExists(err) {
-		return fmt.Errorf("creating namespace %s: %w", name, err)
-	}
-	return nil
-}
-
-// ready tells whether the object exists and is Ready (see readyOf).
-func ready(ctx context.Context, gvr schema.GroupVersionResource, ns, name string) (bool, error) {
-	u, err := dyn.Resource(gvr).Namespace(ns).Get(ctx, name, metav1.GetOptions{})
-	if err != nil {
-		return false, nil // not there yet, or the API server busy: asked again
-	}
-	return readyOf(u), nil
-}
-
-// readyOf tells whether u's Ready condition is True, of its generation: a
-// Ready of an older generation says nothing of the change just made.
-func readyOf(u *unstructured.Unstructured) bool {
-	return generationObserved(u) && readyCondition(u)
-}
-
-// generationObserved tells whether u's status is of its generation.
-func generationObserved(u *unstructured.Unstructured) bool {
-	observed, _, _ := unstructured.NestedInt64(u.Object, "status", "observedGeneration")
-	return observed == u.GetGeneration()
-}
-
-// readyCondition tells whether u's Ready condition is True.
-func readyCondition(u *unstructured.Unstructured) bool {
-	conds, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
-	for _, c := range conds {
-		if c, _ := c.(map[string]any); c["type"] == "Ready" {
-			return c["status"] == "True"
+// steps runs each step in turn until one fails.
+func steps(ctx context.Context, fs ...func(context.Context) error) error {
+	for _, f := range fs {
+		if err := f(ctx); err != nil {
+			return err
 		}
 	}
-	return false
+	return nil
 }
 
-// podsOf lists the pods of ns ("" for all) that match selector: terminating
+// kubectl runs hack/bench-knative.sh's kubectl ($KUBECTL) on the cluster,
+// its output dropped but its errors.
+func kubectl(args ...string) func(context.Context) error {
+	return func(ctx context.Context) error {
+		bin := os.Getenv("KUBECTL")
+		if bin == "" {
+			return errors.New("KUBECTL is not set (hack/bench-knative.sh sets it)")
+		}
+		cmd := exec.CommandContext(ctx, bin, append([]string{"--kubeconfig", kubeconfig}, args...)...)
+		cmd.Stdout, cmd.Stderr = io.Discard, os.Stderr
+		if err := cmd.Run(); err != nil {
+			return fmt.Errorf("kubectl %s: %w", strings.Join(args, " "), err)
+		}
+		return nil
+	}
+}
+
+// waitReady waits until the object is Ready, of its generation.
+func waitReady(ns, object string) func(context.Context) error {
+	return kubectl("-n", ns, "wait", "--for=condition=Ready", "--timeout=5m", object)
+}
+
+// applyStream applies the stream with the members' Components, as a user
+// does (test/knative's streamOverlay).
+func applyStream(members ...string) func(context.Context) error {
+	return func(ctx context.Context) error {
+		k := "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n- ../release/operator-stream\ncomponents:\n"
+		for _, m := range members {
+			k += "- ../release/" + m + "\n"
+		}
+		err := os.MkdirAll(overlayDir, 0o755)
+		if err == nil {
+			err = os.WriteFile(overlayDir+"/kustomization.yaml", []byte(k), 0o644)
+		}
+		if err != nil {
+			return err
+		}
+		return kubectl("apply", "-k", overlayDir)(ctx)
+	}
+}
+
+// ensureDirect puts the Foo operator back in direct wiring, as a user does
+// (test/knative's backToDirect), if a run before left it on the stream or
+// its own source is missing, and says so in a note. The stream stays, with
+// the Bar operator if it was on it.
+func ensureDirect(ctx context.Context, r *results) error {
+	sources := dyn.Resource(schema.GroupVersionResource{Group: "sources.knative.dev", Version: "v1", Resource: "apiserversources"})
+	stream, err := sources.Namespace(streamNS).Get(ctx, "operators", metav1.GetOptions{})
+	if err != nil && !apierrs.IsNotFound(err) {
+		return err
+	}
+	onStream := false
+	if err == nil {
+		watched, _, _ := unstructured.NestedSlice(stream.Object, "spec", "resources")
+		for _, w := range watched {
+			w, _ := w.(map[string]any)
+			onStream = onStream || w["kind"] == "Foo"
+		}
+	}
+	if _, err := sources.Namespace(fooSystem).Get(ctx, "foos", metav1.GetOptions{}); err == nil && !onStream {
+		return nil
+	}
+	logf("the Foo operator back to direct wiring")
+	if !onStream {
+		r.Notes = append(r.Notes, "Phase 1 began with Foo's own ApiServerSource missing: the release was applied again.")
+		return kubectl("apply", "-f", releaseFoo)(ctx)
+	}
+	r.Notes = append(r.Notes, "Phase 1 began with the Foo operator on the stream (a run before left it so): it was taken back to direct wiring; "+
+		"the stream, and the Bar operator if it was on it, stayed, their pods running beside phase 1 and not counted in its rows.")
+	return steps(ctx, kubectl("apply", "-f", releaseFoo), applyStream("examples/bar-operator-stream"),
+		kubectl("-n", streamNS, "delete", "trigger", "-l", "app.kubernetes.io/part-of=foo-operator"),
+		kubectl("delete", "--ignore-not-found", "clusterrole", "foo-operator-stream"))
+}
+
+// switchToStream installs the example Bar operator and puts both operators
+// on the shared stream as the Knative suite's TestBrokerWiring does: the
+// stream with both Components, its Broker, source and dead letters Ready,
+// the operators' own sources deleted, then the stream's adapter alone and
+// delivering.
+func switchToStream(ctx context.Context) error {
+	return steps(ctx, kubectl("apply", "-f", releaseBar), waitReady(barSystem, "ksvc/"+barReconciler.name),
+		applyStream("foo-operator-stream", "examples/bar-operator-stream"),
+		waitReady(streamNS, "broker/operators"), waitReady(streamNS, "apiserversource/operators"), waitReady(streamNS, "ksvc/"+deadLetters.name),
+		kubectl("-n", fooSystem, "delete", "--ignore-not-found", "apiserversource", "foos"),
+		kubectl("-n", barSystem, "delete", "--ignore-not-found", "apiserversource", "bars"),
+		streamWiring.delivers)
+}
+
+// podsOf lists the pods of ns ("" for all) that match selector, terminating
 // ones too (they hold their memory and requests until gone), finished ones
 // (a Job's) not.
 func podsOf(ctx context.Context, ns, selector string) ([]corev1.Pod, error) {
@@ -210,30 +225,19 @@ func podsOf(ctx context.Context, ns, selector string) ([]corev1.Pod, error) {
 	return out, nil
 }
 
-// atZero waits until the Service has no serving pod (a terminating one gets
-// no requests): an event then needs a new pod.
-func atZero(ctx context.Context, s knativeService) error {
-	return poll(ctx, 250*time.Millisecond, 10*time.Minute, s.String()+" at zero", func(ctx context.Context) (bool, error) {
-		pods, err := podsOf(ctx, s.ns, s.selector())
-		if err != nil {
-			return false, nil
-		}
-		for _, p := range pods {
-			if p.DeletionTimestamp == nil {
-				return false, nil
-			}
-		}
-		return true, nil
-	})
-}
-
-// gone waits until the Services have no pod at all, terminating ones
-// included (a pod drains for 30 s after its last request).
-func gone(ctx context.Context, within time.Duration, services ...knativeService) error {
+// atZero waits until the Services have no serving pod (an event then needs
+// a new one); with gone, no pod at all (a pod drains for 30 s after its
+// last request, holding its memory).
+func atZero(ctx context.Context, gone bool, services ...knativeService) error {
 	for _, s := range services {
-		err := poll(ctx, time.Second, within, "the pods of "+s.String()+" gone", func(ctx context.Context) (bool, error) {
+		err := poll(ctx, 250*time.Millisecond, 10*time.Minute, s.String()+" at zero", func(ctx context.Context) (bool, error) {
 			pods, err := podsOf(ctx, s.ns, s.selector())
-			return err == nil && len(pods) == 0, nil
+			for _, p := range pods {
+				if gone || p.DeletionTimestamp == nil {
+					return false, nil
+				}
+			}
+			return err == nil, nil
 		})
 		if err != nil {
 			return err
@@ -243,57 +247,46 @@ func gone(ctx context.Context, within time.Duration, services ...knativeService)
 }
 
 // delivers waits until the wiring's adapter has rolled out with every bench
-// namespace in its configuration, then until a canary Foo is reconciled.
-func delivers(ctx context.Context, w wiring) error {
-	if err := adapterSettled(ctx, w); err != nil {
-		return err
-	}
-	return canary(ctx)
-}
-
-// adapterSettled waits until the wiring's adapter runs, one Deployment
-// rolled out with one pod, with every bench namespace in its
-// configuration, and (stream) no other adapter Deployment or pod is left in
-// the cluster.
-func adapterSettled(ctx context.Context, w wiring) error {
-	what := "the adapter in " + w.adapterNS + " rolled out with every bench namespace"
-	if w.alone {
-		what += ", alone in the cluster"
-	}
-	return poll(ctx, time.Second, 5*time.Minute, what, func(ctx context.Context) (bool, error) {
+// namespace in its configuration, one Deployment with one pod (alone: no
+// other adapter Deployment or pod in the cluster), then until a canary Foo
+// is reconciled: a new adapter may lose what happens before it lists, so up
+// to four canaries.
+func (w wiring) delivers(ctx context.Context) error {
+	err := poll(ctx, time.Second, 5*time.Minute, "the adapter in "+w.adapterNS+" rolled out", func(ctx context.Context) (bool, error) {
 		deps, err := kube.AppsV1().Deployments("").List(ctx, metav1.ListOptions{LabelSelector: adapterSelector})
 		if err != nil {
 			return false, nil
 		}
-		mine := 0
-		for i := range deps.Items {
-			d := &deps.Items[i]
-			if d.Namespace != w.adapterNS {
-				if w.alone {
-					return false, nil
-				}
-				continue
-			}
-			mine++
-			if !rolledOut(d) || !listsAll(d, benchNamespaces) {
-				return false, nil
-			}
-		}
 		pods, err := podsOf(ctx, "", adapterSelector)
-		if err != nil || mine != 1 {
-			return false, nil
-		}
-		in := 0
-		for _, p := range pods {
-			switch {
-			case p.Namespace == w.adapterNS:
-				in++
-			case w.alone:
+		depsMine, podsMine, others := 0, 0, 0
+		for i := range deps.Items {
+			switch d := &deps.Items[i]; {
+			case d.Namespace != w.adapterNS:
+				others++
+			case !rolledOut(d) || !lists(d, benchNamespaces...):
 				return false, nil
+			default:
+				depsMine++
 			}
 		}
-		return in == 1, nil
+		for _, p := range pods {
+			if p.Namespace == w.adapterNS {
+				podsMine++
+			} else {
+				others++
+			}
+		}
+		return err == nil && depsMine == 1 && podsMine == 1 && (!w.alone || others == 0), nil
 	})
+	for try := 1; err == nil; try++ {
+		_, cerr := createAndTime(ctx, nsCanaries, "canary-"+strconv.FormatInt(time.Now().UnixNano(), 36), 2*time.Minute)
+		if cerr == nil {
+			return nil
+		} else if try == 4 {
+			return fmt.Errorf("four canary Foos were never reconciled, the adapter does not deliver: %w", cerr)
+		}
+	}
+	return err
 }
 
 // rolledOut tells whether the Deployment's one replica is its latest
@@ -303,48 +296,16 @@ func rolledOut(d *appsv1.Deployment) bool {
 	return s.ObservedGeneration == d.Generation && s.Replicas == 1 && s.UpdatedReplicas == 1 && s.AvailableReplicas == 1
 }
 
-// listsAll tells whether the adapter's configuration (K_SOURCE_CONFIG)
-// names every namespace given.
-func listsAll(d *appsv1.Deployment, namespaces []string) bool {
-	config := ""
-	for _, e := range d.Spec.Template.Spec.Containers[0].Env {
-		if e.Name == "K_SOURCE_CONFIG" {
-			config = e.Value
-		}
-	}
-	for _, ns := range namespaces {
-		if !strings.Contains(config, strconv.Quote(ns)) {
-			return false
-		}
-	}
-	return true
-}
-
-// canary creates a Foo in the canary namespace and waits for its
-// Deployment: the adapter delivers, the reconciler answers. A new adapter
-// may lose what happens before it lists: up to four tries.
-func canary(ctx context.Context) error {
-	for try := 1; ; try++ {
-		name := "canary-" + strconv.FormatInt(time.Now().UnixNano(), 36)
-		if _, err := dyn.Resource(oursGVR).Namespace(nsCanaries).Create(ctx, oursFoo.object(nsCanaries, name), metav1.CreateOptions{}); err != nil {
-			return fmt.Errorf("creating canary Foo %s: %w", name, err)
-		}
-		err := poll(ctx, 100*time.Millisecond, 2*time.Minute, "the canary "+name+"'s Deployment", func(ctx context.Context) (bool, error) {
-			_, err := kube.AppsV1().Deployments(nsCanaries).Get(ctx, name, metav1.GetOptions{})
-			return err == nil, nil
-		})
-		if err == nil {
-			return nil
-		}
-		if try == 4 {
-			return fmt.Errorf("four canary Foos were never reconciled, the adapter does not deliver: %w", err)
-		}
-	}
+// lists tells whether the adapter's configuration names every namespace.
+func lists(d *appsv1.Deployment, namespaces ...string) bool {
+	i := slices.IndexFunc(d.Spec.Template.Spec.Containers[0].Env, func(e corev1.EnvVar) bool { return e.Name == "K_SOURCE_CONFIG" })
+	return i >= 0 && !slices.ContainsFunc(namespaces, func(ns string) bool {
+		return !strings.Contains(d.Spec.Template.Spec.Containers[0].Env[i].Value, strconv.Quote(ns))
+	})
 }
 
 // deploymentsSettled waits until the deployment controller has no backlog
-// in the bench's namespaces: every Deployment's status is of its
-// generation.
+// in the bench's namespaces: every Deployment's status is of its generation.
 func deploymentsSettled(ctx context.Context) error {
 	return poll(ctx, time.Second, 30*time.Minute, "every bench Deployment observed", func(ctx context.Context) (bool, error) {
 		for _, ns := range benchNamespaces {
@@ -359,17 +320,5 @@ func deploymentsSettled(ctx context.Context) error {
 			}
 		}
 		return true, nil
-	})
-}
-
-// classicAvailable waits for the classic controller's Deployment (applied by
-// hack/bench-knative.sh) to be Available.
-func classicAvailable(ctx context.Context) error {
-	return poll(ctx, time.Second, 3*time.Minute, "the classic controller Available", func(ctx context.Context) (bool, error) {
-		d, err := kube.AppsV1().Deployments(classicNS).Get(ctx, classicNS, metav1.GetOptions{})
-		if err != nil {
-			return false, nil
-		}
-		return d.Status.AvailableReplicas == 1, nil
 	})
 }

@@ -18,8 +18,11 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -27,9 +30,11 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 )
 
-// The rows of the idle bill.
+// The rows of the idle bill, in the order of results.md.
 const (
 	rowClassic       = "classic controller, as a pod"
 	rowFoo           = "Foo reconciler"
@@ -42,398 +47,407 @@ const (
 	rowEventing      = "Knative Eventing (excluding the broker data plane)"
 )
 
-// rowOrder is the order of the rows in results.md.
 var rowOrder = []string{rowClassic, rowFoo, rowBar, rowFooAdapter, rowStreamAdapter, rowDeadLetters, rowBrokerPlane, rowServing, rowEventing}
 
-// brokerPlane are the name prefixes of the pods of knative-eventing that
-// carry a Broker's events (MTChannelBasedBroker on InMemoryChannel): always
-// on, shared by every operator on the stream.
+// brokerPlane are the name prefixes of knative-eventing's pods that carry a
+// Broker's events (MTChannelBasedBroker on InMemoryChannel).
 var brokerPlane = []string{"mt-broker-ingress", "mt-broker-filter", "imc-dispatcher"}
 
-// statsEvery is how often the kubelet's /stats/summary is read during an
-// idle window (its figures are refreshed every 10-15 s); pods are listed
-// every second.
-const statsEvery = 5 * time.Second
-
-// group is a row of the idle bill: the pods billed together.
+// group is a row of the idle bill: the pods of ns that match selector,
+// whose names start with one of prefixes (if any) and none of exclude, of
+// service if they scale to zero.
 type group struct {
-	name string
-	ns   string
-	// selector selects the pods by label ("" for all of ns).
-	selector string
-	// prefixes, if any, keep the pods whose names start with one of them;
-	// exclude leaves out those whose names start with one of its.
+	row, ns, selector string
 	prefixes, exclude []string
-	// service is the Knative Service the pods are of, which scales to
-	// zero; none for always-on pods.
-	service knativeService
+	service           knativeService
 }
 
-// alwaysOn tells whether the group's pods never scale to zero.
-func (g group) alwaysOn() bool { return g.service.name == "" }
+// groupOf is the group of a Service's pods.
+func groupOf(row string, s knativeService) group {
+	return group{row: row, ns: s.ns, selector: s.selector(), service: s}
+}
 
 var (
-	classicGroup  = group{name: rowClassic, ns: classicNS, selector: "app=" + classicNS}
-	fooGroup      = group{name: rowFoo, ns: fooSystem, selector: fooReconciler.selector(), service: fooReconciler}
-	servingGroup  = group{name: rowServing, ns: servingNS}
-	eventingGroup = group{name: rowEventing, ns: eventsNS, exclude: brokerPlane}
-	brokerGroup   = group{name: rowBrokerPlane, ns: eventsNS, prefixes: brokerPlane}
+	knativeGroups = []group{
+		{row: rowBrokerPlane, ns: "knative-eventing", prefixes: brokerPlane},
+		{row: rowServing, ns: "knative-serving"},
+		{row: rowEventing, ns: "knative-eventing", exclude: brokerPlane},
+	}
+	classicGroup = group{row: rowClassic, ns: classicNS, selector: "app=" + classicNS}
+	// directGroups are phase 1's: the broker's data plane is installed with
+	// Eventing, but direct wiring does not use it.
+	directGroups = slices.Concat([]group{classicGroup, groupOf(rowFoo, fooReconciler), {row: rowFooAdapter, ns: fooSystem, selector: adapterSelector}}, knativeGroups)
+	streamGroups = slices.Concat([]group{classicGroup, groupOf(rowFoo, fooReconciler), groupOf(rowBar, barReconciler),
+		{row: rowStreamAdapter, ns: streamNS, selector: adapterSelector}, groupOf(rowDeadLetters, deadLetters)}, knativeGroups)
 )
 
-// directGroups are the rows of phase 1 (the broker's data plane is
-// installed with Eventing here, but direct wiring does not use it).
-func directGroups() []group {
-	return []group{
-		classicGroup, fooGroup,
-		{name: rowFooAdapter, ns: fooSystem, selector: adapterSelector},
-		brokerGroup, servingGroup, eventingGroup,
-	}
-}
-
-// streamGroups are the rows of phase 2.
-func streamGroups() []group {
-	return []group{
-		classicGroup, fooGroup,
-		{name: rowBar, ns: barSystem, selector: barReconciler.selector(), service: barReconciler},
-		{name: rowStreamAdapter, ns: streamNS, selector: adapterSelector},
-		{name: rowDeadLetters, ns: streamNS, selector: deadLetters.selector(), service: deadLetters},
-		brokerGroup, servingGroup, eventingGroup,
-	}
-}
-
-// phase is the idle bill of one phase.
+// phase is the idle bill of one phase: the cluster's objects at its start,
+// whether the hourly resync ping (minute 0) fell in its window, its rows,
+// the host processes' resident memory after it, and the resync pings'
+// wake-ups, fired after it.
 type phase struct {
-	Name          string    `json:"name"`
-	Start         time.Time `json:"start"`
-	WindowSeconds float64   `json:"windowSeconds"`
-	// PingInWindow: the hourly resync ping (at minute 0) fell in the
-	// window, so the reconcilers were woken by it there.
-	PingInWindow bool `json:"pingInWindow"`
-	// Objects is how many of each kind the cluster held at the start.
-	Objects       map[kind]int  `json:"objects"`
-	Rows          []footprint   `json:"rows"`
-	HostProcesses []hostProcess `json:"hostProcesses"`
-	// PingWakes are the reconcilers' wake-ups by one resync ping fired
-	// after the window (see firePings).
-	PingWakes []pingWake `json:"pingWakes"`
+	Name          string             `json:"name"`
+	Start         time.Time          `json:"start"`
+	WindowSeconds float64            `json:"windowSeconds"`
+	PingInWindow  bool               `json:"pingInWindow"`
+	Objects       map[kind]int       `json:"objects"`
+	Rows          []footprint        `json:"rows"`
+	HostRSSMiB    map[string]float64 `json:"hostRssMiB"`
+	PingWakes     []pingWake         `json:"pingWakes"`
 }
 
 // row returns the phase's row of that name, and whether it has one.
 func (ph phase) row(name string) (footprint, bool) {
-	for _, f := range ph.Rows {
-		if f.Row == name {
-			return f, true
-		}
+	i := slices.IndexFunc(ph.Rows, func(f footprint) bool { return f.Row == name })
+	if i < 0 {
+		return footprint{}, false
 	}
-	return footprint{}, false
+	return ph.Rows[i], true
 }
 
-// footprint is what a group's pods held and used over an idle window.
+// footprint is what a group's pods held and used over a window, each pod
+// counted from its creation until it is gone: the working set summed over
+// the pods (0 while none runs) and CPU are the kubelet's; requests are the
+// pods' specs', time-weighted.
 type footprint struct {
-	Row      string `json:"row"`
-	AlwaysOn bool   `json:"alwaysOn"`
-	// MaxPods is the most pods at once; Pods names every pod seen.
-	MaxPods int      `json:"maxPods"`
-	Pods    []string `json:"pods"`
-	// PodSeconds counts each pod from its creation until it is gone
-	// (terminating included).
-	PodSeconds        float64 `json:"podSeconds"`
-	PodSecondsPerHour float64 `json:"podSecondsPerHour"`
-	// The pods' working set summed: its peak over the samples, and its mean
-	// over the window (0 while no pod runs).
-	PeakWorkingSetMiB float64 `json:"peakWorkingSetMiB"`
-	MeanWorkingSetMiB float64 `json:"meanWorkingSetMiB"`
-	// CPUMillicores is the pods' CPU over the window, per second.
-	CPUMillicores float64 `json:"cpuMillicores"`
-	// Requests, time-weighted: always-on pods, their specs' containers';
-	// pods that scale to zero, their revision Deployment's template
-	// (Template*) times PodFraction, the share of the window a pod existed.
-	RequestsCPUMillicores float64 `json:"requestsCpuMillicores"`
-	RequestsMemoryMiB     float64 `json:"requestsMemoryMiB"`
-	Revision              string  `json:"revision,omitempty"`
-	TemplateCPUMillicores float64 `json:"templateCpuMillicores,omitempty"`
-	TemplateMemoryMiB     float64 `json:"templateMemoryMiB,omitempty"`
-	PodFraction           float64 `json:"podFraction,omitempty"`
+	Row                   string   `json:"row"`
+	AlwaysOn              bool     `json:"alwaysOn"`
+	MaxPods               int      `json:"maxPods"`
+	Pods                  []string `json:"pods"`
+	PodSeconds            float64  `json:"podSeconds"`
+	PodSecondsPerHour     float64  `json:"podSecondsPerHour"`
+	PeakWorkingSetMiB     float64  `json:"peakWorkingSetMiB"`
+	MeanWorkingSetMiB     float64  `json:"meanWorkingSetMiB"`
+	CPUMillicores         float64  `json:"cpuMillicores"`
+	RequestsCPUMillicores float64  `json:"requestsCpuMillicores"`
+	RequestsMemoryMiB     float64  `json:"requestsMemoryMiB"`
 }
 
-// tally adds up a group's samples over a window.
+// tally adds up a group's samples: now is its pods of the last one;
+// terminating the seconds a pod of it was being deleted; cpuFirst and
+// cpuLast each pod's first and last CPU reading.
 type tally struct {
-	g        group
-	selector labels.Selector
-	fp       footprint
-	seen     map[string]bool
-	// atStart are the pods of the window's first sample: their CPU counts
-	// from their first reading; a pod made later, from its start.
-	atStart           map[string]bool
-	cpuFirst, cpuLast map[string]uint64
-	wsSum             float64
-	// Requests times the seconds they were held.
-	reqCPU, reqMem float64
+	group
+	sel                           labels.Selector
+	fp                            footprint
+	now                           int
+	terminating                   float64
+	cpuFirst, cpuLast             map[string]uint64
+	wsSum, cpuSeconds, memSeconds float64
 }
 
-// newTally starts the tally of a group.
-func newTally(g group) (*tally, error) {
-	sel, err := labels.Parse(g.selector)
-	if err != nil {
-		return nil, fmt.Errorf("row %q: selector %q: %w", g.name, g.selector, err)
-	}
-	return &tally{
-		g: g, selector: sel, fp: footprint{Row: g.name, AlwaysOn: g.alwaysOn()},
-		seen: map[string]bool{}, atStart: map[string]bool{}, cpuFirst: map[string]uint64{}, cpuLast: map[string]uint64{},
-	}, nil
-}
-
-// filter keeps the group's pods of its namespace's list.
-func (t *tally) filter(pods []corev1.Pod) []corev1.Pod {
-	var out []corev1.Pod
+// add counts the group's pods of a sample at now, the last at last, with
+// the kubelet's figures if read (st). A pod counts from its creation or
+// the last sample, the later; its CPU from its first reading if made
+// before from, else from its start.
+func (t *tally) add(pods []corev1.Pod, now, last, from time.Time, st map[string]podStats) {
+	ws := 0.0
+	t.now = 0
 	for _, p := range pods {
-		if !t.selector.Matches(labels.Set(p.Labels)) {
+		if !t.sel.Matches(labels.Set(p.Labels)) || len(t.prefixes) > 0 && !hasPrefix(p.Name, t.prefixes) || hasPrefix(p.Name, t.exclude) {
 			continue
 		}
-		if len(t.g.prefixes) > 0 && !hasPrefix(p.Name, t.g.prefixes) {
-			continue
+		if t.now++; !slices.Contains(t.fp.Pods, p.Name) {
+			t.fp.Pods = append(t.fp.Pods, p.Name)
 		}
-		if hasPrefix(p.Name, t.g.exclude) {
-			continue
+		held := now.Sub(later(last, p.CreationTimestamp.Time)).Seconds()
+		cpu, mem := 0.0, 0.0
+		for _, c := range p.Spec.Containers {
+			cpu, mem = cpu+float64(c.Resources.Requests.Cpu().MilliValue()), mem+float64(c.Resources.Requests.Memory().Value())/(1<<20)
 		}
-		out = append(out, p)
+		t.fp.PodSeconds, t.cpuSeconds, t.memSeconds = t.fp.PodSeconds+held, t.cpuSeconds+cpu*held, t.memSeconds+mem*held
+		if p.DeletionTimestamp != nil {
+			t.terminating += held
+		}
+		if s, ok := st[p.Namespace+"/"+p.Name]; ok {
+			if _, ok := t.cpuFirst[p.Name]; !ok && p.CreationTimestamp.Time.Before(from) {
+				t.cpuFirst[p.Name] = s.cpu
+			}
+			t.cpuLast[p.Name], ws = s.cpu, ws+float64(s.workingSet)/(1<<20)
+		}
 	}
-	return out
+	if t.fp.MaxPods = max(t.fp.MaxPods, t.now); st != nil {
+		t.fp.PeakWorkingSetMiB, t.wsSum = max(t.fp.PeakWorkingSetMiB, ws), t.wsSum+ws
+	}
+}
+
+func later(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
 }
 
 // hasPrefix tells whether s starts with one of the prefixes.
 func hasPrefix(s string, prefixes []string) bool {
-	for _, p := range prefixes {
-		if strings.HasPrefix(s, p) {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(prefixes, func(p string) bool { return strings.HasPrefix(s, p) })
 }
 
-// addPods counts the group's pods of a sample, held for dt seconds.
-func (t *tally) addPods(pods []corev1.Pod, dt float64, first bool) {
-	t.fp.MaxPods = max(t.fp.MaxPods, len(pods))
-	t.fp.PodSeconds += float64(len(pods)) * dt
-	for _, p := range pods {
-		if first {
-			t.atStart[p.Name] = true
+// footprint is the tally's over a window of that many seconds, with that
+// many readings of the kubelet.
+func (t *tally) footprint(window float64, readings int) footprint {
+	fp := t.fp
+	fp.Row, fp.AlwaysOn = t.row, t.service.name == ""
+	fp.PodSecondsPerHour, fp.MeanWorkingSetMiB = fp.PodSeconds*3600/window, t.wsSum/float64(max(readings, 1))
+	fp.RequestsCPUMillicores, fp.RequestsMemoryMiB = t.cpuSeconds/window, t.memSeconds/window
+	for name, last := range t.cpuLast {
+		first := t.cpuFirst[name]
+		if last < first {
+			first = 0 // restarted: from zero again
 		}
-		if !t.seen[p.Name] {
-			t.seen[p.Name] = true
-			t.fp.Pods = append(t.fp.Pods, p.Name)
-		}
-		cpu, mem := podRequests(p.Spec.Containers)
-		t.reqCPU += cpu * dt
-		t.reqMem += mem * dt
+		fp.CPUMillicores += float64(last-first) / window / 1e6
 	}
+	return fp
 }
 
-// addStats adds the kubelet's figures of the group's pods.
-func (t *tally) addStats(pods []corev1.Pod, st map[string]podStats) {
-	ws := 0.0
-	for _, p := range pods {
-		s, ok := st[p.Namespace+"/"+p.Name]
-		if !ok {
-			continue
+// sample lists the groups' pods every interval from from, with the
+// kubelet's figures every statsEvery-th time, until done holds of the
+// tallies at the time of a sample. It returns the tallies, the kubelet's
+// readings and the last sample's time.
+func sample(ctx context.Context, groups []group, from time.Time, every time.Duration, statsEvery int,
+	done func(now time.Time, ts []*tally) bool) (ts []*tally, readings int, last time.Time, err error) {
+	for _, g := range groups {
+		t := &tally{group: g, cpuFirst: map[string]uint64{}, cpuLast: map[string]uint64{}}
+		if t.sel, err = labels.Parse(g.selector); err != nil {
+			return nil, 0, from, err
 		}
-		ws += float64(s.workingSet) / (1 << 20)
-		if _, ok := t.cpuFirst[p.Name]; !ok {
-			t.cpuFirst[p.Name] = 0
-			if t.atStart[p.Name] {
-				t.cpuFirst[p.Name] = s.cpu
+		ts = append(ts, t)
+	}
+	for i, last := 0, from; ; i++ {
+		now, pods := time.Now(), map[string][]corev1.Pod{}
+		for _, g := range groups {
+			if _, ok := pods[g.ns]; !ok && err == nil {
+				pods[g.ns], err = podsOf(ctx, g.ns, "")
 			}
 		}
-		t.cpuLast[p.Name] = s.cpu
-	}
-	t.fp.PeakWorkingSetMiB = max(t.fp.PeakWorkingSetMiB, ws)
-	t.wsSum += ws
-}
-
-// finish turns the sums into the footprint over a window of that many
-// seconds, with that many readings of the kubelet.
-func (t *tally) finish(ctx context.Context, window float64, readings int) (footprint, error) {
-	fp := t.fp
-	fp.PodSecondsPerHour = fp.PodSeconds * 3600 / window
-	fp.MeanWorkingSetMiB = t.wsSum / float64(max(readings, 1))
-	var cpu uint64
-	for name, last := range t.cpuLast {
-		if first := t.cpuFirst[name]; last >= first {
-			cpu += last - first
-		} else {
-			cpu += last // restarted: counts from zero again
+		var st map[string]podStats
+		if err == nil && i%statsEvery == 0 {
+			if st, err = stats(ctx); err == nil {
+				readings++
+			} else {
+				logf("  a reading of the kubelet skipped: %v", err)
+				st, err = nil, nil
+			}
 		}
-	}
-	fp.CPUMillicores = float64(cpu) / window / 1e6
-	if t.g.alwaysOn() {
-		fp.RequestsCPUMillicores, fp.RequestsMemoryMiB = t.reqCPU/window, t.reqMem/window
-		return fp, nil
-	}
-	rev, cpuReq, memReq, err := templateRequests(ctx, t.g.service)
-	if err != nil {
-		return fp, err
-	}
-	fp.Revision, fp.TemplateCPUMillicores, fp.TemplateMemoryMiB = rev, cpuReq, memReq
-	fp.PodFraction = fp.PodSeconds / window
-	fp.RequestsCPUMillicores, fp.RequestsMemoryMiB = cpuReq*fp.PodFraction, memReq*fp.PodFraction
-	return fp, nil
-}
-
-// podRequests sums the containers' requests: CPU in millicores, memory in
-// MiB. (Init containers, which end before the others start, are left out.)
-func podRequests(containers []corev1.Container) (cpu, mem float64) {
-	for _, c := range containers {
-		cpu += float64(c.Resources.Requests.Cpu().MilliValue())
-		mem += float64(c.Resources.Requests.Memory().Value()) / (1 << 20)
-	}
-	return cpu, mem
-}
-
-// templateRequests reads the requests of the pods the Knative Service's
-// latest ready revision makes: its Deployment's pod template, queue-proxy
-// included.
-func templateRequests(ctx context.Context, s knativeService) (revision string, cpu, mem float64, err error) {
-	u, err := dyn.Resource(ksvcGVR).Namespace(s.ns).Get(ctx, s.name, metav1.GetOptions{})
-	if err != nil {
-		return "", 0, 0, fmt.Errorf("reading Knative Service %s: %w", s, err)
-	}
-	revision, _, _ = unstructured.NestedString(u.Object, "status", "latestReadyRevisionName")
-	deps, err := kube.AppsV1().Deployments(s.ns).List(ctx, metav1.ListOptions{LabelSelector: "serving.knative.dev/revision=" + revision})
-	if err != nil {
-		return revision, 0, 0, fmt.Errorf("listing the Deployment of revision %s/%s: %w", s.ns, revision, err)
-	}
-	if len(deps.Items) != 1 {
-		return revision, 0, 0, fmt.Errorf("revision %s/%s has %d Deployments, want 1", s.ns, revision, len(deps.Items))
-	}
-	cpu, mem = podRequests(deps.Items[0].Spec.Template.Spec.Containers)
-	return revision, cpu, mem, nil
-}
-
-// measureIdle bills the groups' pods over the window: it lists them every
-// second (pod-seconds, requests) and reads the kubelet's figures every
-// statsEvery (working set, CPU).
-func measureIdle(ctx context.Context, name string, window time.Duration, groups []group) (phase, error) {
-	ph := phase{Name: name, Objects: countObjects(ctx)}
-	bl, err := newBill(groups)
-	if err != nil {
-		return ph, err
-	}
-	start := time.Now()
-	last := start
-	var nextStats time.Time
-	for first := true; ; {
-		now := time.Now()
-		end := now.Sub(start) >= window
-		read, err := bl.sample(ctx, now.Sub(last).Seconds(), first, end || !now.Before(nextStats))
 		if err != nil {
 			logf("  a sample skipped: %v", err) // its seconds go to the next one
+			err = nil
 		} else {
-			last, first = now, false
-			if read {
-				nextStats = now.Add(statsEvery)
+			for _, t := range ts {
+				t.add(pods[t.ns], now, last, from, st)
 			}
-			if end {
-				break
+			if last = now; done(now, ts) {
+				return ts, readings, last, nil
 			}
 		}
 		select {
 		case <-ctx.Done():
-			return ph, ctx.Err()
-		case <-time.After(time.Second):
+			return ts, readings, last, ctx.Err()
+		case <-time.After(every):
 		}
 	}
-	ph.Start, ph.WindowSeconds = start.UTC(), last.Sub(start).Seconds()
-	ph.PingInWindow = pingBetween(start, last)
-	if ph.Rows, err = bl.footprints(ctx, ph.WindowSeconds); err != nil {
+}
+
+// measureIdle bills the groups' pods over the window, the Services among
+// them gone first: pods listed every second, the kubelet read every 5 s (it
+// refreshes its figures every 10-15 s). Then it fires the pings once and
+// times their wake-ups.
+func measureIdle(ctx context.Context, name string, window time.Duration, groups []group, pings ...resyncPing) (ph phase, err error) {
+	if ph.Name = name; window == 0 {
+		return ph, nil
+	}
+	for _, g := range groups {
+		if g.service.name != "" {
+			if err := atZero(ctx, true, g.service); err != nil {
+				return ph, err
+			}
+		}
+	}
+	logf("%s: idle for %v", name, window)
+	ph.Objects, ph.HostRSSMiB = map[kind]int{}, map[string]float64{}
+	for _, k := range []kind{oursFoo, classicFoo, bar} {
+		if l, err := dyn.Resource(k.gvr()).List(ctx, metav1.ListOptions{ResourceVersion: "0"}); err == nil {
+			ph.Objects[k] = len(l.Items)
+		}
+	}
+	ph.Start = time.Now().UTC()
+	ts, readings, last, err := sample(ctx, groups, ph.Start, time.Second, 5, func(now time.Time, _ []*tally) bool { return now.Sub(ph.Start) >= window })
+	if err != nil {
 		return ph, err
 	}
-	ph.HostProcesses = hostProcesses()
-	return ph, nil
+	ph.WindowSeconds = last.Sub(ph.Start).Seconds()
+	hour := ph.Start.Truncate(time.Hour)
+	ph.PingInWindow = hour.Equal(ph.Start) || !hour.Add(time.Hour).After(last)
+	for _, t := range ts {
+		ph.Rows = append(ph.Rows, t.footprint(ph.WindowSeconds, readings))
+	}
+	for _, host := range []string{"traefik", "coredns"} { // hack/cluster/up.sh runs them outside Kubernetes
+		pid, _ := os.ReadFile("_output/cluster/pids/" + host)
+		status, _ := os.ReadFile("/proc/" + strings.TrimSpace(string(pid)) + "/status")
+		for line := range strings.Lines(string(status)) {
+			if kb, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+				rss, _ := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(kb), " kB"), 64)
+				ph.HostRSSMiB[host] = rss / 1024
+			}
+		}
+	}
+	ph.PingWakes, err = firePings(ctx, pings...)
+	return ph, err
 }
 
-// bill is the tallies of an idle window's groups.
-type bill struct {
-	tallies []*tally
-	// namespaces are the groups', each once.
-	namespaces []string
-	// readings counts the kubelet's figures read.
-	readings int
+// podStats is what the kubelet says of a pod: CPU used since it started,
+// in core-nanoseconds, and its working set in bytes.
+type podStats struct{ cpu, workingSet uint64 }
+
+// stats reads the kubelet's figures of every pod, by "namespace/name".
+func stats(ctx context.Context) (map[string]podStats, error) {
+	b, err := kube.CoreV1().RESTClient().Get().AbsPath("/api/v1/nodes/onenode/proxy/stats/summary").DoRaw(ctx)
+	var s struct {
+		Pods []struct {
+			PodRef struct{ Name, Namespace string }
+			CPU    struct{ UsageCoreNanoSeconds uint64 }
+			Memory struct{ WorkingSetBytes uint64 }
+		}
+	}
+	if err == nil {
+		err = json.Unmarshal(b, &s)
+	}
+	out := map[string]podStats{}
+	for _, p := range s.Pods {
+		out[p.PodRef.Namespace+"/"+p.PodRef.Name] = podStats{p.CPU.UsageCoreNanoSeconds, p.Memory.WorkingSetBytes}
+	}
+	return out, err
 }
 
-// newBill starts the tallies of the groups.
-func newBill(groups []group) (*bill, error) {
-	bl := &bill{}
-	for _, g := range groups {
-		t, err := newTally(g)
+// resyncPing is an operator's resync PingSource and the Service it wakes.
+type resyncPing struct {
+	name    string
+	service knativeService
+}
+
+var (
+	fooPing = resyncPing{"foo-resync", fooReconciler}
+	barPing = resyncPing{"bar-resync", barReconciler}
+)
+
+// pingWake is a Service's wake-up, its pods counted as the idle bill
+// counts them: TerminatingSeconds of PodSeconds being deleted (queue-proxy's
+// drain, mostly); HourlyPercent, PodSeconds as a share of an hour.
+type pingWake struct {
+	Service            string    `json:"service"`
+	Fired              time.Time `json:"fired"`
+	PodSeconds         float64   `json:"podSeconds"`
+	HourlyPercent      float64   `json:"hourlyPercent"`
+	PeakWorkingSetMiB  float64   `json:"peakWorkingSetMiB"`
+	RequestsMemoryMiB  float64   `json:"requestsMemoryMiB"`
+	TerminatingSeconds float64   `json:"terminatingSeconds"`
+}
+
+// hourly is what one wake-up an hour adds: its working set and memory
+// requests times the share of the hour its pod existed.
+func (w pingWake) hourly() (workingSetMiB, requestsMiB float64) {
+	f := w.PodSeconds / 3600
+	return w.PeakWorkingSetMiB * f, w.RequestsMemoryMiB * f
+}
+
+// firePings makes each PingSource fire once, at the next whole minute at
+// least 20 s away (its schedule set to it, then put back), and times the
+// wake-ups, the Services gone first.
+func firePings(ctx context.Context, pings ...resyncPing) ([]pingWake, error) {
+	at := time.Now().Add(20 * time.Second).Truncate(time.Minute).Add(time.Minute).UTC()
+	var services []knativeService
+	for _, p := range pings {
+		sources := dyn.Resource(schema.GroupVersionResource{Group: "sources.knative.dev", Version: "v1", Resource: "pingsources"}).Namespace(p.service.ns)
+		u, err := sources.Get(ctx, p.name, metav1.GetOptions{})
+		if err == nil {
+			err = atZero(ctx, true, p.service)
+		}
 		if err != nil {
 			return nil, err
 		}
-		bl.tallies = append(bl.tallies, t)
-		if !slices.Contains(bl.namespaces, g.ns) {
-			bl.namespaces = append(bl.namespaces, g.ns)
+		was, _, _ := unstructured.NestedString(u.Object, "spec", "schedule")
+		schedule := func(ctx context.Context, s string) error {
+			_, err := sources.Patch(ctx, p.name, types.MergePatchType, fmt.Appendf(nil, `{"spec":{"schedule":%q}}`, s), metav1.PatchOptions{})
+			return err
 		}
-	}
-	return bl, nil
-}
-
-// sample lists the pods, held for dt seconds since the last sample (first:
-// the window's first), and if withStats reads the kubelet's figures too;
-// it tells whether it read them (a failed reading is tried again at the
-// next sample).
-func (bl *bill) sample(ctx context.Context, dt float64, first, withStats bool) (bool, error) {
-	pods, err := podsByNamespace(ctx, bl.namespaces)
-	if err != nil {
-		return false, err
-	}
-	matched := make([][]corev1.Pod, len(bl.tallies))
-	for i, t := range bl.tallies {
-		matched[i] = t.filter(pods[t.g.ns])
-		t.addPods(matched[i], dt, first)
-	}
-	if !withStats {
-		return false, nil
-	}
-	st, err := stats(ctx)
-	if err != nil {
-		logf("  a reading of the kubelet skipped: %v", err)
-		return false, nil
-	}
-	for i, t := range bl.tallies {
-		t.addStats(matched[i], st)
-	}
-	bl.readings++
-	return true, nil
-}
-
-// footprints are the groups' footprints over a window of that many seconds.
-func (bl *bill) footprints(ctx context.Context, window float64) ([]footprint, error) {
-	var out []footprint
-	for _, t := range bl.tallies {
-		fp, err := t.finish(ctx, window, bl.readings)
-		if err != nil {
+		if err := schedule(ctx, fmt.Sprintf("%d %d * * *", at.Minute(), at.Hour())); err != nil {
 			return nil, err
 		}
-		out = append(out, fp)
+		defer func() {
+			if err := schedule(context.Background(), was); err != nil {
+				logf("  %s's schedule not put back to %q: %v", p.name, was, err)
+			}
+		}()
+		services = append(services, p.service)
 	}
-	return out, nil
+	logf("the resync pings fire at %s", at.Format("15:04:05"))
+	return wakesOf(ctx, at, services...)
 }
 
-// pingBetween tells whether minute 0 of an hour, when the resync pings
-// fire ("0 * * * *"), falls between from and to.
-func pingBetween(from, to time.Time) bool {
-	hour := from.Truncate(time.Hour)
-	return hour.Equal(from) || !hour.Add(time.Hour).After(to)
+// wakesOf samples the Services' pods every 250 ms from from, the kubelet
+// every 2 s, until each has had a pod and has none left.
+func wakesOf(ctx context.Context, from time.Time, services ...knativeService) ([]pingWake, error) {
+	var groups []group
+	for _, s := range services {
+		groups = append(groups, groupOf(s.String(), s))
+	}
+	ctx, cancel := context.WithDeadline(ctx, from.Add(5*time.Minute))
+	defer cancel()
+	ts, _, _, err := sample(ctx, groups, from, 250*time.Millisecond, 8, func(_ time.Time, ts []*tally) bool {
+		return !slices.ContainsFunc(ts, func(t *tally) bool { return t.fp.MaxPods == 0 || t.now > 0 })
+	})
+	var wakes []pingWake
+	for _, t := range ts {
+		w := pingWake{t.row, from, t.fp.PodSeconds, 100 * t.fp.PodSeconds / 3600, t.fp.PeakWorkingSetMiB, t.memSeconds / max(t.fp.PodSeconds, 1e-9), t.terminating}
+		logf("  %s: a pod for %.1f s (%.1f s terminating), peak working set %.1f MiB", w.Service, w.PodSeconds, w.TerminatingSeconds, w.PeakWorkingSetMiB)
+		wakes = append(wakes, w)
+	}
+	return wakes, err
 }
 
-// countObjects counts each kind's objects in the cluster (a kind whose CRD
-// is not installed is left out).
-func countObjects(ctx context.Context) map[kind]int {
-	out := map[kind]int{}
-	cached := metav1.ListOptions{ResourceVersion: "0"}
-	for _, k := range []kind{oursFoo, classicFoo, bar} {
-		if l, err := dyn.Resource(k.gvr()).List(ctx, cached); err == nil {
-			out[k] = len(l.Items)
+// churnStep is what one namespace made or deleted cost on the stream:
+// Eventing writes the namespace list into the adapter's environment, so the
+// adapter rolls, and its new pod asks every member for a resync.
+// AdapterSeconds is from the request until the adapter rolled out.
+type churnStep struct {
+	AdapterSeconds float64    `json:"adapterSeconds"`
+	Wakes          []pingWake `json:"wakes"`
+}
+
+// namespaceChurn is one namespace made, then deleted.
+type namespaceChurn struct {
+	Made    churnStep `json:"made"`
+	Deleted churnStep `json:"deleted"`
+}
+
+// churnNamespace makes a namespace, then deletes it, the members at zero
+// before each, and times each step.
+func churnNamespace(ctx context.Context, members ...knativeService) (c *namespaceChurn, err error) {
+	c = &namespaceChurn{}
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "bench-churn-" + strconv.FormatInt(time.Now().Unix(), 36)}}
+	for _, step := range []*churnStep{&c.Made, &c.Deleted} {
+		if err := atZero(ctx, true, members...); err != nil {
+			return c, err
+		}
+		made, start := step == &c.Made, time.Now()
+		logf("namespace %s made: %v", ns.Name, made)
+		if made {
+			_, err = kube.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{})
+		} else {
+			err = kube.CoreV1().Namespaces().Delete(ctx, ns.Name, metav1.DeleteOptions{})
+		}
+		if err == nil {
+			err = poll(ctx, 250*time.Millisecond, 5*time.Minute, "the stream's adapter rolled out", func(ctx context.Context) (bool, error) {
+				d, err := kube.AppsV1().Deployments(streamNS).List(ctx, metav1.ListOptions{LabelSelector: adapterSelector})
+				return err == nil && len(d.Items) == 1 && rolledOut(&d.Items[0]) && lists(&d.Items[0], ns.Name) == made, nil
+			})
+		}
+		if step.AdapterSeconds = time.Since(start).Seconds(); err == nil {
+			step.Wakes, err = wakesOf(ctx, start, members...)
+		}
+		if err != nil {
+			return c, err
 		}
 	}
-	return out
+	return c, nil
 }

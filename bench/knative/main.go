@@ -15,50 +15,34 @@ limitations under the License.
 */
 
 // Command knative measures the operator on real Knative (the one-node
-// cluster of hack/cluster) beside the classic informer-based
-// k8s.io/sample-controller deployed on the same cluster as a pod, with its
-// client raised to the reconciler's limit (200 requests/s, burst 400). In
-// order:
+// cluster of hack/cluster) beside the classic k8s.io/sample-controller
+// deployed there as a pod, its client raised to the reconciler's limit
+// (200 requests/s, burst 400). hack/bench-knative.sh brings the cluster up,
+// installs both and runs it into bench/results/<time>-knative/. In order:
 //
-//  1. every namespace it uses is made first (each namespace made rolls the
-//     ApiServerSource adapters), and the Foo operator is in direct wiring (a
-//     run that finds the stream watching Foos takes it back first);
-//  2. wake-ups from zero: a Foo created while the reconciler has no pod, to
-//     its Deployment existing (and, for scale, the same with a pod warm);
-//  3. phase 1, one operator in direct wiring: N converged Foos of each kind,
-//     then the idle bill over -idle, sampled every second: every pod of the
-//     classic, of the Foo reconciler (each counted until it is gone), of
-//     Foo's own adapter and of Knative (Serving, Eventing, the broker's data
-//     plane): pod-seconds, working set, CPU and requests;
-//  4. the direct burst pair: -burst classic Foos, then -burst of ours, each
-//     in a fresh namespace, timed to the first reconcile of every Foo, to
-//     every Deployment observed by the deployment controller and (ours) to
-//     every Foo Ready; our reconciler's requests binned by second from the
-//     audit log; the node's CPU by component until the first reconcile of
-//     every Foo (cpu.go);
-//  5. phase 2, two operators on the shared stream: the example Bar operator
-//     installed, both switched to the stream as test/knative's
-//     TestBrokerWiring does, N converged Bars, then the idle bill again with
-//     the Bar reconciler, the stream's adapter and dead letters; then one
-//     namespace made and deleted, each timed to the stream's adapter rolled
-//     out and each member's wake-up;
-//  6. the stream burst pair, the other way round: ours, then the classic in
-//     a second fresh namespace;
-//  7. what one more operator costs, the break-even number of operators, and
-//     results.md and results.json (with the data of chart.png, which
-//     hack/bench-knative.sh draws).
+//  1. Its namespaces are made (each one made rolls the ApiServerSource
+//     adapters), the Foo operator put in direct wiring.
+//  2. Wake-ups: a Foo created with the reconciler at zero, timed to its
+//     Deployment, then one with the pod warm.
+//  3. Phase 1, the Foo operator alone in direct wiring: N converged Foos of
+//     each controller, then the idle bill over -idle of the classic's, the
+//     Foo operator's and Knative's pods (idle.go); then the resync ping is
+//     fired once and its wake-up timed (wake.go). Then the direct burst
+//     pair, the classic first.
+//  4. Phase 2, the Foo and the example Bar operators on the shared stream
+//     (as test/knative's TestBrokerWiring switches them): N Bars, the idle
+//     bill and the pings again, one namespace made and deleted; then the
+//     stream burst pair, ours first.
+//  5. What one more operator costs and the break-even (cost.go), into
+//     results.md and results.json, with the chart hack/tools/chart/bars draws.
 //
-// -pairs names the burst pairs to make (direct, stream; both by default): one pair alone takes about ten minutes.
-//
-// Foos ask for 0 replicas: a one-node cluster cannot run thousands of pods.
-// The classic's bursts are deleted once timed: the sample-controller
-// resyncs every Foo every 30 s and writes its status, which would load
-// every later burst (ours have no periodic work, and stay). A run can be
-// started again: objects that exist are left as they are, except a burst's
-// namespace, emptied of what an interrupted run left there.
-// The cluster is left in stream wiring. hack/bench-knative.sh brings the
-// cluster up, installs the operator and runs it; results go to
-// bench/results/<time>-knative/.
+// A burst (burst.go) is -burst Foos created at once in a namespace of its
+// own, once the path is ready: no backlog in the deployment controller
+// (which every wake-up and Deployment waits behind), the adapter delivering
+// (a canary Foo) and our reconciler at zero, its pods gone. Foos ask for 0
+// replicas: one node cannot run thousands of pods. A run can be started
+// again: what exists is kept, a burst's namespace emptied. The cluster is
+// left in stream wiring.
 package main
 
 import (
@@ -67,61 +51,75 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"slices"
+	"strconv"
 	"strings"
 	"time"
 )
 
-// The namespaces the bench makes, all at the start.
+// The namespaces the bench makes Foos or Bars in, all at the start.
 const (
-	nsWake          = "bench-wake"
-	nsCanaries      = "bench-canaries"
-	nsOurs          = "bench-ours"
-	nsClassic       = "bench-classic"
-	nsBars          = "bench-bars"
-	nsBurstClassic1 = "burst-classic-1"
-	nsBurstDirect   = "burst-ours-direct"
-	nsBurstStream   = "burst-ours-stream"
-	nsBurstClassic2 = "burst-classic-2"
+	nsWake, nsCanaries, nsOurs, nsClassic, nsBars = "bench-wake", "bench-canaries", "bench-ours", "bench-classic", "bench-bars"
+	nsBurstClassic1, nsBurstDirect                = "burst-classic-1", "burst-ours-direct"
+	nsBurstStream, nsBurstClassic2                = "burst-ours-stream", "burst-classic-2"
 )
 
-// benchNamespaces are every namespace the bench makes Foos or Bars in.
 var benchNamespaces = []string{nsWake, nsCanaries, nsOurs, nsClassic, nsBars, nsBurstClassic1, nsBurstDirect, nsBurstStream, nsBurstClassic2}
+
+// pairNames are the burst pairs a run can make, in order.
+var pairNames = []string{"direct", "stream"}
 
 // results is every figure of a run, as results.json holds it.
 type results struct {
-	Started     time.Time     `json:"started"`
-	WakeUps     int           `json:"wakeUps"`
-	N           int           `json:"n"`
-	IdleSeconds float64       `json:"idleSeconds"`
-	Burst       int           `json:"burst"`
-	Pairs       []string      `json:"pairs"`
-	Notes       []string      `json:"notes,omitempty"`
-	FromZero    []float64     `json:"fromZeroSeconds"`
-	Warm        []float64     `json:"warmSeconds"`
-	Direct      phase         `json:"direct"`
-	Stream      phase         `json:"stream"`
-	Bursts      []burstResult `json:"bursts,omitempty"`
-	// NamespaceChurn is one namespace made and deleted on the stream.
+	Started        time.Time       `json:"started"`
+	WakeUps        int             `json:"wakeUps"`
+	N              int             `json:"n"`
+	IdleSeconds    float64         `json:"idleSeconds"`
+	Burst          int             `json:"burst"`
+	Pairs          []string        `json:"pairs"`
+	Notes          []string        `json:"notes,omitempty"`
+	FromZero       []float64       `json:"fromZeroSeconds"`
+	Warm           []float64       `json:"warmSeconds"`
+	Direct         phase           `json:"direct"`
+	Stream         phase           `json:"stream"`
+	Bursts         []burstResult   `json:"bursts,omitempty"`
 	NamespaceChurn *namespaceChurn `json:"namespaceChurn,omitempty"`
 	Cost           cost            `json:"cost"`
 	Chart          chart           `json:"chart"`
+	pairsGiven     bool            // -pairs on the command line, which results.md repeats
 }
 
 func main() {
-	wakeups := flag.Int("wakeups", 5, "wake-ups from zero to time")
-	n := flag.Int("n", 1000, "converged Foos of each kind (and Bars) during the idle windows")
-	idle := flag.Duration("idle", 10*time.Minute, "each idle window (one per phase); 0: no idle bill, resync pings or namespace churn")
-	burst := flag.Int("burst", 1000, "Foos in each burst (0: no burst)")
-	pairs := flag.String("pairs", strings.Join(pairNames, ","), "the burst pairs to run, direct and stream")
+	r := &results{Started: time.Now().UTC()}
+	flag.IntVar(&r.WakeUps, "wakeups", 5, "wake-ups from zero to time")
+	flag.IntVar(&r.N, "n", 1000, "converged Foos of each controller, and Bars, during the idle windows")
+	idle := flag.Duration("idle", 10*time.Minute, "each phase's idle window (0: no idle bill, pings, namespace or chart)")
+	flag.IntVar(&r.Burst, "burst", 1000, "Foos in each burst (0: no burst)")
+	pairs := flag.String("pairs", strings.Join(pairNames, ","), "the burst pairs to make, of "+strings.Join(pairNames, ", "))
 	out := flag.String("out", "", "folder for results.md and results.json")
 	flag.Parse()
-	r := &results{Started: time.Now().UTC(), WakeUps: *wakeups, N: *n, IdleSeconds: idle.Seconds(), Burst: *burst}
-	var err error
-	if r.Pairs, err = parsePairs(*pairs); err != nil {
-		fmt.Fprintln(os.Stderr, "knative:", err)
-		os.Exit(2)
+	flag.Visit(func(f *flag.Flag) { r.pairsGiven = r.pairsGiven || f.Name == "pairs" })
+	r.IdleSeconds = idle.Seconds()
+	for name := range strings.SplitSeq(*pairs, ",") {
+		if name = strings.TrimSpace(name); slices.Contains(pairNames, name) {
+			r.Pairs = append(r.Pairs, name)
+		} else if name != "" {
+			fmt.Fprintf(os.Stderr, "knative: -pairs: no burst pair %q (the pairs are %s)\n", name, strings.Join(pairNames, ", "))
+			os.Exit(2)
+		}
 	}
-	if err := run(context.Background(), r, *idle, *out); err != nil {
+	err := connect()
+	if err == nil {
+		if err = r.measure(context.Background(), *idle); err != nil {
+			r.Notes = append(r.Notes, "The run stopped early: "+err.Error())
+		}
+		if len(r.Direct.Rows) > 0 && len(r.Stream.Rows) > 0 {
+			r.Cost = costOf(r.Direct, r.Stream)
+			r.Chart = chartOf(r.Cost)
+		}
+		err = errors.Join(err, write(r, *out))
+	}
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "knative:", err)
 		os.Exit(1)
 	}
@@ -132,23 +130,76 @@ func logf(format string, args ...any) {
 	fmt.Printf("%s "+format+"\n", append([]any{time.Now().Format("15:04:05")}, args...)...)
 }
 
-// run does the whole bench, in the order the package's doc gives. If a
-// step fails, what was measured until then is written all the same, with
-// the error in its notes.
-func run(ctx context.Context, r *results, idle time.Duration, out string) error {
-	if err := connect(); err != nil {
-		return err
+// measure runs the steps of the package's doc; the results keep what was
+// measured if one fails.
+func (r *results) measure(ctx context.Context, idle time.Duration) error {
+	return steps(ctx,
+		func(ctx context.Context) error { return ensureNamespaces(ctx, benchNamespaces...) },
+		func(ctx context.Context) error { return ensureDirect(ctx, r) },
+		directWiring.delivers,
+		r.timeWakeUps,
+		kubectl("-n", classicNS, "rollout", "status", "deployment/"+classicNS, "--timeout=3m"),
+		func(ctx context.Context) error {
+			return populate(ctx, r.N, batch{oursFoo, nsOurs}, batch{classicFoo, nsClassic})
+		},
+		func(ctx context.Context) (err error) {
+			r.Direct, err = measureIdle(ctx, "one operator, direct wiring", idle, directGroups, fooPing)
+			return
+		},
+		r.pair(directWiring, "direct", burstSpec{"classic", classicFoo, nsBurstClassic1}, burstSpec{"ours, direct wiring", oursFoo, nsBurstDirect}),
+		switchToStream,
+		func(ctx context.Context) error { return populate(ctx, r.N, batch{bar, nsBars}) },
+		func(ctx context.Context) (err error) {
+			r.Stream, err = measureIdle(ctx, "two operators, shared stream", idle, streamGroups, fooPing, barPing)
+			return
+		},
+		func(ctx context.Context) (err error) {
+			if idle > 0 {
+				r.NamespaceChurn, err = churnNamespace(ctx, fooReconciler, barReconciler)
+			}
+			return
+		},
+		r.pair(streamWiring, "stream", burstSpec{"ours, shared stream", oursFoo, nsBurstStream}, burstSpec{"classic", classicFoo, nsBurstClassic2}),
+	)
+}
+
+// timeWakeUps times Foos created with the reconciler at zero, each followed
+// by one created with its pod warm.
+func (r *results) timeWakeUps(ctx context.Context) error {
+	logf("wake-ups from zero: %d", r.WakeUps)
+	tag := strconv.FormatInt(time.Now().Unix(), 36) // a run started again finds the last one's Foos
+	for i := range r.WakeUps {
+		if err := atZero(ctx, false, fooReconciler); err != nil {
+			return err
+		}
+		cold, err := createAndTime(ctx, nsWake, fmt.Sprintf("cold-%s-%02d", tag, i), 5*time.Minute)
+		if err != nil {
+			return err
+		}
+		warm, err := createAndTime(ctx, nsWake, fmt.Sprintf("warm-%s-%02d", tag, i), 5*time.Minute)
+		if err != nil {
+			return err
+		}
+		logf("  from zero %v, warm %v", cold.Round(time.Millisecond), warm.Round(time.Millisecond))
+		r.FromZero, r.Warm = append(r.FromZero, cold.Seconds()), append(r.Warm, warm.Seconds())
 	}
-	err := measure(ctx, r, idle)
-	if err != nil {
-		r.Notes = append(r.Notes, "The run stopped early: "+err.Error())
+	return nil
+}
+
+// pair makes the burst pair named name, if the run makes it, its sides in
+// the order given.
+func (r *results) pair(w wiring, name string, sides ...burstSpec) func(context.Context) error {
+	return func(ctx context.Context) error {
+		for i, side := range sides {
+			if r.Burst == 0 || !slices.Contains(r.Pairs, name) {
+				break
+			}
+			res, err := runBurst(ctx, w, side, name, i+1, r.Burst)
+			if err != nil {
+				return err
+			}
+			r.Bursts = append(r.Bursts, res)
+		}
+		return nil
 	}
-	if len(r.Direct.Rows) > 0 && len(r.Stream.Rows) > 0 {
-		r.Cost = costOf(r.Direct, r.Stream)
-		r.Chart = chartOf(r.Cost)
-	}
-	if werr := write(r, out); werr != nil {
-		return errors.Join(err, werr)
-	}
-	return err
 }

@@ -19,126 +19,107 @@ package main
 import (
 	"context"
 	"fmt"
-	"sync"
+	"slices"
 	"time"
 
+	"golang.org/x/sync/errgroup"
+	corev1 "k8s.io/api/core/v1"
 	apierrs "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
-// kind is one of the kinds of objects the bench makes.
+// kind is a kind of object the bench makes: our Foo, the classic's, or the
+// example Bar operator's Bar.
 type kind string
 
 const (
-	oursFoo    kind = "ours"    // our Foo (samplecontroller.knative.io)
-	classicFoo kind = "classic" // the classic's Foo (samplecontroller.k8s.io)
-	bar        kind = "bar"     // the example Bar operator's Bar
+	oursFoo    kind = "ours"
+	classicFoo kind = "classic"
+	bar        kind = "bar"
 )
 
-var (
-	oursGVR    = schema.GroupVersionResource{Group: "samplecontroller.knative.io", Version: "v1alpha1", Resource: "foos"}
-	classicGVR = schema.GroupVersionResource{Group: "samplecontroller.k8s.io", Version: "v1alpha1", Resource: "foos"}
-	barGVR     = schema.GroupVersionResource{Group: "example.frugal-operator.dev", Version: "v1alpha1", Resource: "bars"}
-)
-
-// gvr is the kind's resource.
 func (k kind) gvr() schema.GroupVersionResource {
-	switch k {
-	case classicFoo:
-		return classicGVR
-	case bar:
-		return barGVR
-	}
-	return oursGVR
+	return map[kind]schema.GroupVersionResource{
+		oursFoo:    {Group: "samplecontroller.knative.io", Version: "v1alpha1", Resource: "foos"},
+		classicFoo: {Group: "samplecontroller.k8s.io", Version: "v1alpha1", Resource: "foos"},
+		bar:        {Group: "example.frugal-operator.dev", Version: "v1alpha1", Resource: "bars"},
+	}[k]
 }
 
-// object is an object of the kind: a Foo asks for 0 replicas.
-func (k kind) object(ns, name string) *unstructured.Unstructured {
+// create makes an object of the kind; a Foo asks for 0 replicas.
+func (k kind) create(ctx context.Context, ns, name string) error {
 	kindName, spec := "Foo", map[string]any{"deploymentName": name, "replicas": int64(0)}
 	if k == bar {
 		kindName, spec = "Bar", map[string]any{"data": map[string]any{"greeting": "hello"}}
 	}
-	return &unstructured.Unstructured{Object: map[string]any{
-		"apiVersion": k.gvr().GroupVersion().String(),
-		"kind":       kindName,
-		"metadata":   map[string]any{"name": name, "namespace": ns},
-		"spec":       spec,
-	}}
+	_, err := dyn.Resource(k.gvr()).Namespace(ns).Create(ctx, &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": k.gvr().GroupVersion().String(), "kind": kindName, "metadata": map[string]any{"name": name, "namespace": ns}, "spec": spec,
+	}}, metav1.CreateOptions{})
+	return err
 }
 
-// batch is n objects of a kind in a namespace.
+// ensureNamespaces makes the namespaces that do not exist.
+func ensureNamespaces(ctx context.Context, names ...string) error {
+	for _, name := range names {
+		_, err := kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{})
+		if err != nil && !apierrs.IsAlreadyExists(err) {
+			return err
+		}
+	}
+	return nil
+}
+
+// createAndTime creates one of our Foos and times it until its Deployment
+// exists.
+func createAndTime(ctx context.Context, ns, name string, within time.Duration) (time.Duration, error) {
+	start := time.Now()
+	if err := oursFoo.create(ctx, ns, name); err != nil {
+		return 0, err
+	}
+	err := poll(ctx, 50*time.Millisecond, within, "the Deployment of "+name, func(ctx context.Context) (bool, error) {
+		_, err := kube.AppsV1().Deployments(ns).Get(ctx, name, metav1.GetOptions{})
+		return err == nil, nil
+	})
+	return time.Since(start), err
+}
+
+// batch is objects of a kind in a namespace.
 type batch struct {
 	kind kind
 	ns   string
 }
 
-// parallel runs f(0..n-1) on 32 workers and returns the first error.
-func parallel(n int, f func(i int) error) error {
-	var (
-		wg    sync.WaitGroup
-		mu    sync.Mutex
-		first error
-	)
-	work := make(chan int)
-	for range 32 {
-		wg.Go(func() {
-			for i := range work {
-				if err := f(i); err != nil {
-					mu.Lock()
-					if first == nil {
-						first = err
-					}
-					mu.Unlock()
-				}
+// create makes n objects of the batch, 32 at a time; one there already (a
+// run started again) is left as it is.
+func (b batch) create(ctx context.Context, n int) error {
+	var g errgroup.Group
+	g.SetLimit(32)
+	for i := range n {
+		g.Go(func() error {
+			if err := b.kind.create(ctx, b.ns, fmt.Sprintf("%.3s-%05d", b.kind.gvr().Resource, i)); !apierrs.IsAlreadyExists(err) {
+				return err
 			}
+			return nil
 		})
 	}
-	for i := range n {
-		work <- i
-	}
-	close(work)
-	wg.Wait()
-	return first
+	return g.Wait()
 }
 
-// objectName is the name of the i-th object of a kind.
-func objectName(k kind, i int) string {
-	if k == bar {
-		return fmt.Sprintf("bar-%05d", i)
-	}
-	return fmt.Sprintf("foo-%05d", i)
-}
-
-// create makes n objects of the batch's kind in its namespace; one there
-// already (a run started again) is left as it is.
-func create(ctx context.Context, b batch, n int) error {
-	err := parallel(n, func(i int) error {
-		name := objectName(b.kind, i)
-		_, err := dyn.Resource(b.kind.gvr()).Namespace(b.ns).Create(ctx, b.kind.object(b.ns, name), metav1.CreateOptions{})
-		if apierrs.IsAlreadyExists(err) {
-			return nil
-		}
-		return err
-	})
-	if err != nil {
-		return fmt.Errorf("creating %d objects (%s) in %s: %w", n, b.kind, b.ns, err)
-	}
-	return nil
-}
-
-// populate makes n objects of each batch and waits until all converged.
-func populate(ctx context.Context, n int, batches []batch) error {
+// populate makes n objects of each batch and waits until all are
+// reconciled.
+func populate(ctx context.Context, n int, batches ...batch) error {
 	for _, b := range batches {
-		if err := create(ctx, b, n); err != nil {
+		logf("%d objects (%s) in %s", n, b.kind, b.ns)
+		if err := b.create(ctx, n); err != nil {
 			return err
 		}
 	}
 	for _, b := range batches {
-		err := poll(ctx, 2*time.Second, 20*time.Minute, fmt.Sprintf("%d objects (%s) in %s converged", n, b.kind, b.ns), func(ctx context.Context) (bool, error) {
-			p, err := progressOf(ctx, b)
-			return err == nil && p.Objects == n && p.Reconciled == n, nil
+		err := poll(ctx, 2*time.Second, 20*time.Minute, "the objects of "+b.ns+" reconciled", func(ctx context.Context) (bool, error) {
+			p, err := b.progress(ctx)
+			return err == nil && p.objects == n && p.reconciled == n, nil
 		})
 		if err != nil {
 			return err
@@ -147,78 +128,70 @@ func populate(ctx context.Context, n int, batches []batch) error {
 	return nil
 }
 
-// progress counts a namespace's objects of a kind by how far they went.
-type progress struct {
-	// Seconds since the burst's start (bursts only).
-	Seconds float64 `json:"seconds"`
-	Objects int     `json:"objects"`
-	// Reconciled: ours and Bars, status.observedGeneration ==
-	// metadata.generation; the classic's, its Deployment exists and the Foo
-	// has a status.
-	Reconciled int `json:"reconciled"`
-	// Observed: Deployments (Foos only) whose status is of their generation.
-	Observed int `json:"deploymentsObserved"`
-	// Ready: ours and Bars whose Ready condition is True.
-	Ready int `json:"ready"`
-}
+// progress counts a batch's objects by how far they went: reconciled (ours
+// and Bars, their status of their generation; the classic's, a status and
+// their Deployment made), their Deployments observed (status of their
+// generation), Ready (ours and Bars).
+type progress struct{ objects, reconciled, observed, ready int }
 
-// progressOf lists the batch's namespace, from the API server's watch
-// cache, and counts how far its objects went.
-func progressOf(ctx context.Context, b batch) (progress, error) {
+// progress counts from the API server's watch cache.
+func (b batch) progress(ctx context.Context) (progress, error) {
 	var p progress
 	cached := metav1.ListOptions{ResourceVersion: "0"}
 	deployments := map[string]bool{}
 	if b.kind != bar {
 		deps, err := kube.AppsV1().Deployments(b.ns).List(ctx, cached)
 		if err != nil {
-			return p, fmt.Errorf("listing the Deployments of %s: %w", b.ns, err)
+			return p, err
 		}
 		for _, d := range deps.Items {
 			deployments[d.Name] = true
 			if d.Generation > 0 && d.Status.ObservedGeneration == d.Generation {
-				p.Observed++
+				p.observed++
 			}
 		}
 	}
 	list, err := dyn.Resource(b.kind.gvr()).Namespace(b.ns).List(ctx, cached)
 	if err != nil {
-		return p, fmt.Errorf("listing the %s objects of %s: %w", b.kind, b.ns, err)
+		return p, err
 	}
-	p.Objects = len(list.Items)
-	for i := range list.Items {
-		u := &list.Items[i]
+	p.objects = len(list.Items)
+	for _, u := range list.Items {
+		name, _, _ := unstructured.NestedString(u.Object, "spec", "deploymentName")
+		observed, _, _ := unstructured.NestedInt64(u.Object, "status", "observedGeneration")
+		conditions, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
+		ready := slices.ContainsFunc(conditions, func(c any) bool {
+			m, _ := c.(map[string]any)
+			return m["type"] == "Ready" && m["status"] == "True"
+		})
 		if b.kind == classicFoo {
-			name, _, _ := unstructured.NestedString(u.Object, "spec", "deploymentName")
 			if u.Object["status"] != nil && deployments[name] {
-				p.Reconciled++
+				p.reconciled++
 			}
 			continue
 		}
-		if generationObserved(u) {
-			p.Reconciled++
+		current := observed == u.GetGeneration()
+		if current {
+			p.reconciled++
 		}
-		// Our Foos' Ready as FooStatus.IsReady says it; Bars' of their generation.
-		if readyCondition(u) && (b.kind == oursFoo || generationObserved(u)) {
-			p.Ready++
+		if ready && (current || b.kind == oursFoo) { // our Foos' Ready as FooStatus.IsReady says it
+			p.ready++
 		}
 	}
 	return p, nil
 }
 
-// emptyNamespace deletes the Foos (of the kind) of a burst's namespace,
-// the classic's once timed or those an interrupted run left, and waits
-// until they, their Deployments and their ReplicaSets are gone.
-func emptyNamespace(ctx context.Context, b batch) error {
-	p, err := progressOf(ctx, b)
-	if err != nil || p.Objects == 0 {
+// empty deletes the batch's objects and waits until they, their
+// Deployments and ReplicaSets are gone (the garbage collector deletes those
+// after, and would still be at it during a burst).
+func (b batch) empty(ctx context.Context) error {
+	if p, err := b.progress(ctx); err != nil || p.objects == 0 {
 		return err
 	}
-	logf("  deleting the %d Foos of %s", p.Objects, b.ns)
+	logf("  emptying %s", b.ns)
 	if err := dyn.Resource(b.kind.gvr()).Namespace(b.ns).DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{}); err != nil {
-		return fmt.Errorf("deleting the Foos of %s: %w", b.ns, err)
+		return err
 	}
-	// Empty of the ReplicaSets too: the garbage collector deletes them
-	// after their Deployments, and would still be at it during the burst.
 	return poll(ctx, 2*time.Second, 20*time.Minute, b.ns+" empty", func(ctx context.Context) (bool, error) {
 		deps, err := kube.AppsV1().Deployments(b.ns).List(ctx, metav1.ListOptions{Limit: 1})
 		if err != nil || len(deps.Items) > 0 {
@@ -228,7 +201,7 @@ func emptyNamespace(ctx context.Context, b batch) error {
 		if err != nil || len(sets.Items) > 0 {
 			return false, nil
 		}
-		p, err := progressOf(ctx, b)
-		return err == nil && p.Objects == 0, nil
+		p, err := b.progress(ctx)
+		return err == nil && p.objects == 0, nil
 	})
 }

@@ -22,6 +22,9 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 )
 
 // cpuSeconds reads from /proc what getrusage says of the same process.
@@ -40,5 +43,22 @@ func TestCPUSeconds(t *testing.T) {
 	}
 	if math.Abs(got-want) > 0.05 {
 		t.Errorf("cpuSeconds = %.2f s, getrusage says %.2f s", got, want)
+	}
+}
+
+// cpuBetween counts what each process used between the readings, a PID
+// reused by another process from its start, and sums by component, pods by
+// their names.
+func TestCPUBetween(t *testing.T) {
+	at := time.Now()
+	a := cpuReading{at: at, procs: map[int]procCPU{1: {10, "kube-apiserver"}, 2: {5, "pod:u1"}, 3: {7, "pod:u2"}, 4: {100, "etcd"}}}
+	b := cpuReading{at: at.Add(4 * time.Second), procs: map[int]procCPU{
+		1: {13, "kube-apiserver"}, 2: {6, "pod:u1"}, 3: {7, "pod:u2"}, 5: {0.5, "pod:u1"}, 4: {1, "traefik"},
+	}}
+	got := cpuBetween(a, b, map[string]string{"pod:u1": "foo-operator/foo-reconciler", "pod:u2": "knative-serving/activator"})
+	want := &burstCPU{WindowSeconds: 4, Seconds: 5.5, Cores: 5.5 / 4, NodeCores: got.NodeCores,
+		Components: map[string]float64{"kube-apiserver": 3, "foo-operator/foo-reconciler": 1.5, "traefik": 1}}
+	if diff := cmp.Diff(want, got, cmpopts.EquateApprox(0, 1e-9)); diff != "" {
+		t.Errorf("cpuBetween (-want, +got):\n%s", diff)
 	}
 }
