@@ -38,12 +38,11 @@ import (
 	"github.com/frugal-operator/foo-operator/test/onenode"
 )
 
-// auditLog is the cluster's audit log: every request of the ServiceAccounts
-// of foo-operator, bar-operator and operator-stream (hack/cluster/up.sh).
-var auditLog = onenode.AuditLog("")
-
-// reconcilerUser is the Foo reconciler's identity.
+// reconcilerUser is the Foo reconciler's identity in the cluster's audit
+// log, which hack/cluster/up.sh writes of the operators' ServiceAccounts.
 const reconcilerUser = "system:serviceaccount:" + fooSystem + ":foo-reconciler"
+
+var auditLog = onenode.AuditLog("")
 
 // burstSpec is a side of a burst pair: who reconciles, what, where.
 type burstSpec struct {
@@ -54,45 +53,39 @@ type burstSpec struct {
 
 // burstResult is what a burst took, in seconds from the first create (0:
 // not reached): the last create answered, every Foo reconciled once, every
-// Deployment observed by the deployment controller, every Foo Ready (ours).
+// Deployment observed by the deployment controller, every Foo Ready (ours);
+// the node's CPU until every Foo was reconciled; our reconciler's requests.
 type burstResult struct {
 	Side                          string      `json:"side"`
 	Pair                          string      `json:"pair"`
 	Order                         int         `json:"order"`
 	Namespace                     string      `json:"namespace"`
-	Foos                          int         `json:"foos"`
 	CreatedSeconds                float64     `json:"createdSeconds"`
 	FirstReconcileAllSeconds      float64     `json:"firstReconcileAllSeconds"`
 	DeploymentsObservedAllSeconds float64     `json:"deploymentsObservedAllSeconds"`
 	ReadyAllSeconds               float64     `json:"readyAllSeconds,omitempty"`
-	Audit                         *auditTable `json:"audit,omitempty"` // ours
 	CPU                           *burstCPU   `json:"cpu,omitempty"`
+	Audit                         *auditTable `json:"audit,omitempty"`
 }
 
 // runBurst creates n Foos at once in the side's namespace, emptied first,
-// once the path is ready, and times them; then (ours) reads our
-// reconciler's requests from the audit log or (the classic's) deletes them.
+// once the path is ready, and times them; then reads our reconciler's
+// requests from the audit log, or deletes the classic's Foos.
 func runBurst(ctx context.Context, w wiring, spec burstSpec, pair string, order, n int) (burstResult, error) {
-	res := burstResult{Side: spec.side, Pair: pair, Order: order, Namespace: spec.ns, Foos: n}
-	b := batch{spec.kind, spec.ns}
-	logf("burst of %d Foos: %s (%s pair, %d of 2); preparing", n, spec.side, pair, order)
-	err := steps(ctx, b.empty, deploymentsSettled, w.delivers,
-		func(ctx context.Context) error { return atZero(ctx, true, w.reconcilers...) },
-		deploymentsSettled) // the canary's
-	if err != nil {
+	res, b := burstResult{Side: spec.side, Pair: pair, Order: order, Namespace: spec.ns}, batch{spec.kind, spec.ns}
+	logf("burst of %d Foos: %s (%s pair, %d of 2)", n, spec.side, pair, order)
+	if err := steps(ctx, b.empty, deploymentsSettled, w.delivers,
+		func(ctx context.Context) error { return atZero(ctx, true, w.reconcilers...) }, deploymentsSettled); err != nil {
 		return res, fmt.Errorf("preparing the burst in %s: %w", spec.ns, err)
 	}
 	offset, err := controlplane.AuditLogEnd(auditLog)
 	if err != nil {
 		return res, err
 	}
-	start, err := follow(ctx, b, n, &res)
+	start, err := res.follow(ctx, b, n)
 	if err != nil {
 		return res, err
-	}
-	logf("  every Foo reconciled at %.1f s, every Deployment observed at %.1f s, every Foo Ready at %.1f s",
-		res.FirstReconcileAllSeconds, res.DeploymentsObservedAllSeconds, res.ReadyAllSeconds)
-	if spec.kind == classicFoo {
+	} else if spec.kind == classicFoo {
 		return res, b.empty(ctx)
 	}
 	if err := atZero(ctx, true, fooReconciler); err != nil { // its last requests are in the log then
@@ -104,59 +97,54 @@ func runBurst(ctx context.Context, w wiring, spec burstSpec, pair string, order,
 }
 
 // follow creates the batch's n objects at once and samples its namespace
-// every half second until every milestone is reached and every create
-// answered, with the node's CPU until the first reconcile of every Foo. It
+// every half second until every create is answered and every milestone
+// reached, reading the node's CPU at the first reconcile of every Foo. It
 // returns when the burst started.
-func follow(ctx context.Context, b batch, n int, res *burstResult) (time.Time, error) {
+func (res *burstResult) follow(ctx context.Context, b batch, n int) (time.Time, error) {
 	before, err := readCPU()
-	if err != nil {
-		return time.Time{}, err
-	}
 	start, created := time.Now(), make(chan error, 1)
+	if err != nil {
+		return start, err
+	}
 	go func() { created <- b.create(ctx, n) }()
-	allCreated := false
-	return start, poll(ctx, 500*time.Millisecond, 30*time.Minute, "the burst in "+b.ns, func(ctx context.Context) (bool, error) {
+	reach := func(at *float64, cond bool) bool {
+		if *at == 0 && cond {
+			*at = time.Since(start).Seconds()
+			return true
+		}
+		return false
+	}
+	err = poll(ctx, 500*time.Millisecond, 30*time.Minute, "the burst in "+b.ns, func(ctx context.Context) (bool, error) {
 		select {
 		case err := <-created:
-			if err != nil {
+			if res.CreatedSeconds = time.Since(start).Seconds(); err != nil {
 				return false, err
 			}
-			allCreated, res.CreatedSeconds = true, time.Since(start).Seconds()
 		default:
 		}
 		p, err := b.progress(ctx)
 		if err != nil {
-			return false, nil
+			return false, nil // asked again
 		}
-		now, all := time.Since(start).Seconds(), p.objects == n
-		if reach(&res.FirstReconcileAllSeconds, all && p.reconciled == n, now) {
+		if reach(&res.FirstReconcileAllSeconds, p.objects == n && p.reconciled == n) {
 			if res.CPU, err = cpuSince(ctx, before); err != nil {
 				return false, err
 			}
 		}
-		reach(&res.DeploymentsObservedAllSeconds, all && p.observed == n, now)
-		if b.kind == oursFoo {
-			reach(&res.ReadyAllSeconds, all && p.ready == n, now)
-		}
-		return allCreated && res.FirstReconcileAllSeconds > 0 && res.DeploymentsObservedAllSeconds > 0 &&
+		reach(&res.DeploymentsObservedAllSeconds, p.objects == n && p.observed == n)
+		reach(&res.ReadyAllSeconds, b.kind == oursFoo && p.objects == n && p.ready == n)
+		return res.CreatedSeconds > 0 && res.FirstReconcileAllSeconds > 0 && res.DeploymentsObservedAllSeconds > 0 &&
 			(b.kind != oursFoo || res.ReadyAllSeconds > 0), nil
 	})
+	logf("  every Foo reconciled at %.1f s, every Deployment observed at %.1f s, every Foo Ready at %.1f s",
+		res.FirstReconcileAllSeconds, res.DeploymentsObservedAllSeconds, res.ReadyAllSeconds)
+	return start, err
 }
 
-// reach sets *at to now the first time cond holds, and tells whether it did.
-func reach(at *float64, cond bool, now float64) bool {
-	if *at == 0 && cond {
-		*at = now
-		return true
-	}
-	return false
-}
-
-// auditTable is a user's requests by second from a start: Columns are the
-// kinds of request ("verb resource[/subresource]"), the most frequent
-// first; Rows the seconds with a request, in order.
+// auditTable is our reconciler's requests by second from a start: Columns
+// are the kinds of request ("verb resource[/subresource]"), the most
+// frequent first; Rows the seconds with a request, in order.
 type auditTable struct {
-	User     string     `json:"user"`
 	Requests int        `json:"requests"`
 	Columns  []string   `json:"columns"`
 	Rows     []auditRow `json:"rows"`
@@ -168,23 +156,19 @@ type auditRow struct {
 	Counts []int `json:"counts"`
 }
 
-// breakdown bins our reconciler's requests by the second they were
-// received in, from start.
+// breakdown bins the requests by the second they were received in, from
+// start.
 func breakdown(entries []controlplane.AuditEvent, start time.Time) *auditTable {
-	t := &auditTable{User: reconcilerUser, Requests: len(entries)}
 	totals, bySecond := map[string]int{}, map[int]map[string]int{}
 	for _, e := range entries {
-		k := e.Verb + " " + e.ObjectRef.Resource
-		if e.ObjectRef.Subresource != "" {
-			k += "/" + e.ObjectRef.Subresource
-		}
+		k := strings.TrimSuffix(e.Verb+" "+e.ObjectRef.Resource+"/"+e.ObjectRef.Subresource, "/")
 		s := int(math.Floor(e.Received.Sub(start).Seconds()))
 		if bySecond[s] == nil {
 			bySecond[s] = map[string]int{}
 		}
-		totals[k]++
-		bySecond[s][k]++
+		totals[k], bySecond[s][k] = totals[k]+1, bySecond[s][k]+1
 	}
+	t := &auditTable{Requests: len(entries)}
 	t.Columns = slices.SortedFunc(maps.Keys(totals), func(a, b string) int { return cmp.Or(totals[b]-totals[a], cmp.Compare(a, b)) })
 	for _, s := range slices.Sorted(maps.Keys(bySecond)) {
 		row := auditRow{Second: s}
@@ -196,35 +180,39 @@ func breakdown(entries []controlplane.AuditEvent, start time.Time) *auditTable {
 	return t
 }
 
-// cpuReading is the CPU time each process of the node had used, at a time,
-// and what it is part of: its pod ("pod:" and the pod's UID), else its
-// program. The node is the whole cluster (control plane and pods), so the
-// difference of two readings is the cluster's CPU bill between them.
+// cpuReading is the CPU-seconds each process of the node had used, at a
+// time, by PID and component: its pod ("pod:" and its UID), else its
+// program. The node is the whole cluster, so the difference of two readings
+// is the cluster's CPU bill between them; a process that ended between them
+// is not counted (the cluster's work is done by long-lived ones).
 type cpuReading struct {
 	at    time.Time
-	procs map[int]procCPU
-}
-
-type procCPU struct {
-	seconds   float64
-	component string
+	procs map[[2]string]float64
 }
 
 var podUID = regexp.MustCompile(`/pod([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})/`)
 
-// readCPU reads /proc. A process that ends between two readings is not
-// counted: the cluster's work is done by long-lived ones.
+// readCPU reads /proc.
 func readCPU() (cpuReading, error) {
-	r := cpuReading{at: time.Now(), procs: map[int]procCPU{}}
+	r := cpuReading{time.Now(), map[[2]string]float64{}}
 	entries, err := os.ReadDir("/proc")
 	for _, e := range entries {
 		pid, err := strconv.Atoi(e.Name())
 		if err != nil {
 			continue
 		}
-		if seconds, err := cpuSeconds(pid); err == nil { // else gone
-			r.procs[pid] = procCPU{seconds, componentOf(filepath.Join("/proc", e.Name()))}
+		seconds, err := cpuSeconds(pid)
+		if err != nil {
+			continue // gone
 		}
+		component := "(kernel)"
+		if cmdline, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline")); len(cmdline) > 0 {
+			component = filepath.Base(string(bytes.SplitN(cmdline, []byte{0}, 2)[0]))
+		}
+		if cgroup, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "cgroup")); podUID.Match(cgroup) {
+			component = "pod:" + string(podUID.FindSubmatch(cgroup)[1])
+		}
+		r.procs[[2]string{e.Name(), component}] = seconds
 	}
 	return r, err
 }
@@ -233,82 +221,72 @@ func readCPU() (cpuReading, error) {
 // /proc/<pid>/stat (fields 14 and 15, in ticks of 1/100 s).
 func cpuSeconds(pid int) (float64, error) {
 	b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
-	if err != nil {
-		return 0, err
-	}
 	// The command name, in parentheses, may hold spaces: count from after it.
-	fields := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
-	if len(fields) < 13 {
-		return 0, fmt.Errorf("short /proc/%d/stat", pid)
+	if fields := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:])); err == nil && len(fields) >= 13 {
+		user, _ := strconv.ParseFloat(fields[11], 64)
+		system, _ := strconv.ParseFloat(fields[12], 64)
+		return (user + system) / 100, nil
 	}
-	user, _ := strconv.ParseFloat(fields[11], 64)
-	system, _ := strconv.ParseFloat(fields[12], 64)
-	return (user + system) / 100, nil
-}
-
-// componentOf names the process of dir: its pod if it runs in one, else its
-// program's base name.
-func componentOf(dir string) string {
-	if cg, err := os.ReadFile(filepath.Join(dir, "cgroup")); err == nil {
-		if m := podUID.FindSubmatch(cg); m != nil {
-			return "pod:" + string(m[1])
-		}
-	}
-	cmdline, err := os.ReadFile(filepath.Join(dir, "cmdline"))
-	if err != nil || len(cmdline) == 0 {
-		return "(kernel)"
-	}
-	arg0, _, _ := strings.Cut(string(cmdline), "\x00")
-	return filepath.Base(arg0)
+	return 0, fmt.Errorf("reading /proc/%d/stat: %v", pid, err)
 }
 
 // burstCPU is the node's CPU over a burst's window: CPU-seconds of every
-// process, and by component; Cores is the cores busy on average, of the
-// node's NodeCores.
+// process, and by component, the most first; Cores is the cores busy on
+// average, of the node's NodeCores.
 type burstCPU struct {
-	WindowSeconds float64            `json:"windowSeconds"`
-	Seconds       float64            `json:"seconds"`
-	Cores         float64            `json:"cores"`
-	NodeCores     int                `json:"nodeCores"`
-	Components    map[string]float64 `json:"components"`
+	WindowSeconds float64        `json:"windowSeconds"`
+	Seconds       float64        `json:"seconds"`
+	Cores         float64        `json:"cores"`
+	NodeCores     int            `json:"nodeCores"`
+	Components    []cpuComponent `json:"components"`
 }
 
-// cpuSince is the node's CPU from the reading a until now, by component, a
-// pod's named by its namespace and owner (the pod template's, for a
-// ReplicaSet's pod).
+type cpuComponent struct {
+	Name    string  `json:"name"`
+	Seconds float64 `json:"seconds"`
+}
+
+// of is the CPU-seconds of the component named name.
+func (c *burstCPU) of(name string) float64 {
+	i := slices.IndexFunc(c.Components, func(x cpuComponent) bool { return x.Name == name })
+	if i < 0 {
+		return 0
+	}
+	return c.Components[i].Seconds
+}
+
+// cpuSince is the node's CPU from the reading a until now, a pod's named by
+// its namespace and owner (a ReplicaSet's pod by its pod template's).
 func cpuSince(ctx context.Context, a cpuReading) (*burstCPU, error) {
 	b, err := readCPU()
 	if err != nil {
 		return nil, err
 	}
-	pods, err := kube.CoreV1().Pods(metav1.NamespaceAll).List(ctx, metav1.ListOptions{})
-	if err != nil {
-		return nil, fmt.Errorf("listing pods for the burst's CPU: %w", err)
-	}
+	pods, err := podsOf(ctx, "", "")
 	names := map[string]string{}
-	for _, p := range pods.Items {
+	for _, p := range pods {
 		name := p.Name
 		if ref := metav1.GetControllerOf(&p); ref != nil {
 			name = strings.TrimSuffix(ref.Name, "-"+p.Labels["pod-template-hash"])
 		}
 		names["pod:"+string(p.UID)] = p.Namespace + "/" + name
 	}
-	return cpuBetween(a, b, names), nil
+	return cpuBetween(a, b, names), err
 }
 
 // cpuBetween is what the processes used from a to b, by component, renamed
 // by names; a process whose PID was reused counts from its start.
 func cpuBetween(a, b cpuReading, names map[string]string) *burstCPU {
-	c := &burstCPU{WindowSeconds: b.at.Sub(a.at).Seconds(), NodeCores: runtime.NumCPU(), Components: map[string]float64{}}
-	for pid, p := range b.procs {
-		s := p.seconds
-		if before, ok := a.procs[pid]; ok && before.component == p.component {
-			s -= before.seconds
+	c, by := &burstCPU{WindowSeconds: b.at.Sub(a.at).Seconds(), NodeCores: runtime.NumCPU()}, map[string]float64{}
+	for proc, s := range b.procs {
+		by[cmp.Or(names[proc[1]], proc[1])] += s - a.procs[proc]
+		c.Seconds += s - a.procs[proc]
+	}
+	for _, name := range slices.SortedFunc(maps.Keys(by), func(x, y string) int { return cmp.Or(cmp.Compare(by[y], by[x]), cmp.Compare(x, y)) }) {
+		if by[name] > 0 {
+			c.Components = append(c.Components, cpuComponent{name, by[name]})
 		}
-		c.Components[cmp.Or(names[p.component], p.component)] += s
-		c.Seconds += s
 	}
 	c.Cores = c.Seconds / c.WindowSeconds
-	maps.DeleteFunc(c.Components, func(_ string, s float64) bool { return s <= 0 })
 	return c
 }

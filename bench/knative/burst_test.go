@@ -17,7 +17,6 @@ limitations under the License.
 package main
 
 import (
-	"math"
 	"os"
 	"syscall"
 	"testing"
@@ -29,35 +28,30 @@ import (
 
 // cpuSeconds reads from /proc what getrusage says of the same process.
 func TestCPUSeconds(t *testing.T) {
-	var want float64
-	for want < 0.2 { // work until the process has used 0.2 s
-		var ru syscall.Rusage
+	var ru syscall.Rusage
+	for time.Duration(ru.Utime.Nano()+ru.Stime.Nano()) < 200*time.Millisecond { // work until the process has used 0.2 s
 		if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
 			t.Fatal(err)
 		}
-		want = time.Duration(syscall.TimevalToNsec(ru.Utime) + syscall.TimevalToNsec(ru.Stime)).Seconds()
 	}
 	got, err := cpuSeconds(os.Getpid())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if math.Abs(got-want) > 0.05 {
-		t.Errorf("cpuSeconds = %.2f s, getrusage says %.2f s", got, want)
+	if want := time.Duration(ru.Utime.Nano() + ru.Stime.Nano()).Seconds(); err != nil || got < want-0.05 || got > want+0.05 {
+		t.Errorf("cpuSeconds = %.2f s, %v; getrusage says %.2f s", got, err, want)
 	}
 }
 
-// cpuBetween counts what each process used between the readings, a PID
-// reused by another process from its start, and sums by component, pods by
-// their names.
+// cpuBetween counts what each process used between the readings (a PID
+// reused by another process from its start) and sums it by component, pods
+// by their names.
 func TestCPUBetween(t *testing.T) {
 	at := time.Now()
-	a := cpuReading{at: at, procs: map[int]procCPU{1: {10, "kube-apiserver"}, 2: {5, "pod:u1"}, 3: {7, "pod:u2"}, 4: {100, "etcd"}}}
-	b := cpuReading{at: at.Add(4 * time.Second), procs: map[int]procCPU{
-		1: {13, "kube-apiserver"}, 2: {6, "pod:u1"}, 3: {7, "pod:u2"}, 5: {0.5, "pod:u1"}, 4: {1, "traefik"},
+	a := cpuReading{at, map[[2]string]float64{{"1", "kube-apiserver"}: 10, {"2", "pod:u1"}: 5, {"3", "pod:u2"}: 7, {"4", "etcd"}: 100}}
+	b := cpuReading{at.Add(4 * time.Second), map[[2]string]float64{
+		{"1", "kube-apiserver"}: 13, {"2", "pod:u1"}: 6, {"3", "pod:u2"}: 7, {"5", "pod:u1"}: 0.5, {"4", "traefik"}: 1,
 	}}
 	got := cpuBetween(a, b, map[string]string{"pod:u1": "foo-operator/foo-reconciler", "pod:u2": "knative-serving/activator"})
 	want := &burstCPU{WindowSeconds: 4, Seconds: 5.5, Cores: 5.5 / 4, NodeCores: got.NodeCores,
-		Components: map[string]float64{"kube-apiserver": 3, "foo-operator/foo-reconciler": 1.5, "traefik": 1}}
+		Components: []cpuComponent{{"kube-apiserver", 3}, {"foo-operator/foo-reconciler", 1.5}, {"traefik", 1}}}
 	if diff := cmp.Diff(want, got, cmpopts.EquateApprox(0, 1e-9)); diff != "" {
 		t.Errorf("cpuBetween (-want, +got):\n%s", diff)
 	}

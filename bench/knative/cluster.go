@@ -20,7 +20,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"slices"
@@ -42,24 +41,21 @@ import (
 	"github.com/frugal-operator/foo-operator/test/onenode"
 )
 
-// The operators' namespaces and files: hack/cluster/install.sh runs
-// hack/release.sh, which writes the releases and the members' kustomize
-// Components; overlayDir is the bench's kustomization of the stream.
+// The operators' namespaces, the adapters' label, and files: the releases
+// and the members' kustomize Components (hack/cluster/install.sh runs
+// hack/release.sh), and the bench's kustomization of the stream.
 const (
-	fooSystem       = "foo-operator"
-	barSystem       = "bar-operator"
-	streamNS        = "operator-stream"
-	classicNS       = "classic-sample-controller"
-	adapterSelector = "eventing.knative.dev/source=apiserver-source-controller"
-	releaseFoo      = "_output/release/foo-operator.yaml"
-	releaseBar      = "_output/release/examples/bar-operator.yaml"
-	overlayDir      = "_output/stream-bench"
+	fooSystem, barSystem, streamNS, classicNS = "foo-operator", "bar-operator", "operator-stream", "classic-sample-controller"
+	adapterKey, adapterValue                  = "eventing.knative.dev/source", "apiserver-source-controller"
+	adapterSelector                           = adapterKey + "=" + adapterValue
+	releaseFoo, releaseBar, overlayDir        = "_output/release/foo-operator.yaml", "_output/release/examples/bar-operator.yaml", "_output/stream-bench"
 )
 
 var (
 	kubeconfig = onenode.Kubeconfig("")
 	kube       kubernetes.Interface // in protobuf: the bench lists thousands of Deployments a second
 	dyn        dynamic.Interface
+	sourceGVR  = schema.GroupVersionResource{Group: "sources.knative.dev", Version: "v1", Resource: "apiserversources"}
 )
 
 // connect makes the clients of the one-node cluster.
@@ -120,16 +116,15 @@ func steps(ctx context.Context, fs ...func(context.Context) error) error {
 	return nil
 }
 
-// kubectl runs hack/bench-knative.sh's kubectl ($KUBECTL) on the cluster,
-// its output dropped but its errors.
+// kubectl is a step that runs hack/bench-knative.sh's kubectl ($KUBECTL),
+// printing its errors only.
 func kubectl(args ...string) func(context.Context) error {
 	return func(ctx context.Context) error {
-		bin := os.Getenv("KUBECTL")
-		if bin == "" {
+		if os.Getenv("KUBECTL") == "" {
 			return errors.New("KUBECTL is not set (hack/bench-knative.sh sets it)")
 		}
-		cmd := exec.CommandContext(ctx, bin, append([]string{"--kubeconfig", kubeconfig}, args...)...)
-		cmd.Stdout, cmd.Stderr = io.Discard, os.Stderr
+		cmd := exec.CommandContext(ctx, os.Getenv("KUBECTL"), append([]string{"--kubeconfig", kubeconfig}, args...)...)
+		cmd.Stderr = os.Stderr
 		if err := cmd.Run(); err != nil {
 			return fmt.Errorf("kubectl %s: %w", strings.Join(args, " "), err)
 		}
@@ -137,53 +132,43 @@ func kubectl(args ...string) func(context.Context) error {
 	}
 }
 
-// waitReady waits until the object is Ready, of its generation.
-func waitReady(ns, object string) func(context.Context) error {
+// ready is a step that waits until the object is Ready, of its generation.
+func ready(ns, object string) func(context.Context) error {
 	return kubectl("-n", ns, "wait", "--for=condition=Ready", "--timeout=5m", object)
 }
 
-// applyStream applies the stream with the members' Components, as a user
-// does (test/knative's streamOverlay).
+// applyStream is a step that applies the stream with the members'
+// Components, as a user does (test/knative's streamOverlay).
 func applyStream(members ...string) func(context.Context) error {
+	k := "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n- ../release/operator-stream\ncomponents:\n"
+	for _, m := range members {
+		k += "- ../release/" + m + "\n"
+	}
 	return func(ctx context.Context) error {
-		k := "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n- ../release/operator-stream\ncomponents:\n"
-		for _, m := range members {
-			k += "- ../release/" + m + "\n"
-		}
-		err := os.MkdirAll(overlayDir, 0o755)
-		if err == nil {
-			err = os.WriteFile(overlayDir+"/kustomization.yaml", []byte(k), 0o644)
-		}
-		if err != nil {
+		if err := errors.Join(os.MkdirAll(overlayDir, 0o755), os.WriteFile(overlayDir+"/kustomization.yaml", []byte(k), 0o644)); err != nil {
 			return err
 		}
 		return kubectl("apply", "-k", overlayDir)(ctx)
 	}
 }
 
-// ensureDirect puts the Foo operator back in direct wiring, as a user does
-// (test/knative's backToDirect), if a run before left it on the stream or
-// its own source is missing, and says so in a note. The stream stays, with
-// the Bar operator if it was on it.
-func ensureDirect(ctx context.Context, r *results) error {
-	sources := dyn.Resource(schema.GroupVersionResource{Group: "sources.knative.dev", Version: "v1", Resource: "apiserversources"})
-	stream, err := sources.Namespace(streamNS).Get(ctx, "operators", metav1.GetOptions{})
+// ensureDirect puts the Foo operator back in direct wiring as a user does
+// (test/knative's backToDirect) if a run before left it on the stream, and
+// says so in a note. The stream stays, with the Bar operator if it was on it.
+func (r *results) ensureDirect(ctx context.Context) error {
+	stream, err := dyn.Resource(sourceGVR).Namespace(streamNS).Get(ctx, "operators", metav1.GetOptions{})
 	if err != nil && !apierrs.IsNotFound(err) {
 		return err
 	}
 	onStream := false
 	if err == nil {
 		watched, _, _ := unstructured.NestedSlice(stream.Object, "spec", "resources")
-		for _, w := range watched {
-			w, _ := w.(map[string]any)
-			onStream = onStream || w["kind"] == "Foo"
-		}
+		onStream = slices.ContainsFunc(watched, func(w any) bool { m, _ := w.(map[string]any); return m["kind"] == "Foo" })
 	}
-	if _, err := sources.Namespace(fooSystem).Get(ctx, "foos", metav1.GetOptions{}); err == nil && !onStream {
+	if _, err := dyn.Resource(sourceGVR).Namespace(fooSystem).Get(ctx, "foos", metav1.GetOptions{}); err == nil && !onStream {
 		return nil
 	}
-	logf("the Foo operator back to direct wiring")
-	if !onStream {
+	if logf("the Foo operator back to direct wiring"); !onStream {
 		r.Notes = append(r.Notes, "Phase 1 began with Foo's own ApiServerSource missing: the release was applied again.")
 		return kubectl("apply", "-f", releaseFoo)(ctx)
 	}
@@ -197,15 +182,14 @@ func ensureDirect(ctx context.Context, r *results) error {
 // switchToStream installs the example Bar operator and puts both operators
 // on the shared stream as the Knative suite's TestBrokerWiring does: the
 // stream with both Components, its Broker, source and dead letters Ready,
-// the operators' own sources deleted, then the stream's adapter alone and
+// the operators' own sources deleted, the stream's adapter alone and
 // delivering.
 func switchToStream(ctx context.Context) error {
-	return steps(ctx, kubectl("apply", "-f", releaseBar), waitReady(barSystem, "ksvc/"+barReconciler.name),
+	return steps(ctx, kubectl("apply", "-f", releaseBar), ready(barSystem, "ksvc/"+barReconciler.name),
 		applyStream("foo-operator-stream", "examples/bar-operator-stream"),
-		waitReady(streamNS, "broker/operators"), waitReady(streamNS, "apiserversource/operators"), waitReady(streamNS, "ksvc/"+deadLetters.name),
+		ready(streamNS, "broker/operators"), ready(streamNS, "apiserversource/operators"), ready(streamNS, "ksvc/"+deadLetters.name),
 		kubectl("-n", fooSystem, "delete", "--ignore-not-found", "apiserversource", "foos"),
-		kubectl("-n", barSystem, "delete", "--ignore-not-found", "apiserversource", "bars"),
-		streamWiring.delivers)
+		kubectl("-n", barSystem, "delete", "--ignore-not-found", "apiserversource", "bars"), streamWiring.delivers)
 }
 
 // podsOf lists the pods of ns ("" for all) that match selector, terminating
@@ -214,15 +198,11 @@ func switchToStream(ctx context.Context) error {
 func podsOf(ctx context.Context, ns, selector string) ([]corev1.Pod, error) {
 	list, err := kube.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: selector})
 	if err != nil {
-		return nil, fmt.Errorf("listing pods of %q (%s): %w", ns, selector, err)
+		return nil, err
 	}
-	var out []corev1.Pod
-	for _, p := range list.Items {
-		if p.Status.Phase != corev1.PodSucceeded && p.Status.Phase != corev1.PodFailed {
-			out = append(out, p)
-		}
-	}
-	return out, nil
+	return slices.DeleteFunc(list.Items, func(p corev1.Pod) bool {
+		return p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed
+	}), nil
 }
 
 // atZero waits until the Services have no serving pod (an event then needs
@@ -232,12 +212,7 @@ func atZero(ctx context.Context, gone bool, services ...knativeService) error {
 	for _, s := range services {
 		err := poll(ctx, 250*time.Millisecond, 10*time.Minute, s.String()+" at zero", func(ctx context.Context) (bool, error) {
 			pods, err := podsOf(ctx, s.ns, s.selector())
-			for _, p := range pods {
-				if gone || p.DeletionTimestamp == nil {
-					return false, nil
-				}
-			}
-			return err == nil, nil
+			return err == nil && !slices.ContainsFunc(pods, func(p corev1.Pod) bool { return gone || p.DeletionTimestamp == nil }), nil
 		})
 		if err != nil {
 			return err
@@ -258,35 +233,21 @@ func (w wiring) delivers(ctx context.Context) error {
 			return false, nil
 		}
 		pods, err := podsOf(ctx, "", adapterSelector)
-		depsMine, podsMine, others := 0, 0, 0
-		for i := range deps.Items {
-			switch d := &deps.Items[i]; {
-			case d.Namespace != w.adapterNS:
-				others++
-			case !rolledOut(d) || !lists(d, benchNamespaces...):
-				return false, nil
-			default:
-				depsMine++
-			}
-		}
-		for _, p := range pods {
-			if p.Namespace == w.adapterNS {
-				podsMine++
-			} else {
-				others++
-			}
-		}
-		return err == nil && depsMine == 1 && podsMine == 1 && (!w.alone || others == 0), nil
+		mine := func(ns string) bool { return ns == w.adapterNS }
+		depsMine := slices.DeleteFunc(deps.Items, func(d appsv1.Deployment) bool { return !mine(d.Namespace) })
+		podsMine := slices.DeleteFunc(slices.Clone(pods), func(p corev1.Pod) bool { return !mine(p.Namespace) })
+		others := len(pods) - len(podsMine) + len(deps.Items) - len(depsMine)
+		return err == nil && len(depsMine) == 1 && rolledOut(&depsMine[0]) && lists(&depsMine[0], benchNamespaces...) &&
+			len(podsMine) == 1 && (!w.alone || others == 0), nil
 	})
 	for try := 1; err == nil; try++ {
-		_, cerr := createAndTime(ctx, nsCanaries, "canary-"+strconv.FormatInt(time.Now().UnixNano(), 36), 2*time.Minute)
-		if cerr == nil {
+		if _, err = createAndTime(ctx, nsCanaries, "canary-"+strconv.FormatInt(time.Now().UnixNano(), 36), 2*time.Minute); err == nil {
 			return nil
-		} else if try == 4 {
-			return fmt.Errorf("four canary Foos were never reconciled, the adapter does not deliver: %w", cerr)
+		} else if try < 4 {
+			err = nil
 		}
 	}
-	return err
+	return fmt.Errorf("the adapter in %s does not deliver: %w", w.adapterNS, err)
 }
 
 // rolledOut tells whether the Deployment's one replica is its latest
@@ -298,10 +259,9 @@ func rolledOut(d *appsv1.Deployment) bool {
 
 // lists tells whether the adapter's configuration names every namespace.
 func lists(d *appsv1.Deployment, namespaces ...string) bool {
-	i := slices.IndexFunc(d.Spec.Template.Spec.Containers[0].Env, func(e corev1.EnvVar) bool { return e.Name == "K_SOURCE_CONFIG" })
-	return i >= 0 && !slices.ContainsFunc(namespaces, func(ns string) bool {
-		return !strings.Contains(d.Spec.Template.Spec.Containers[0].Env[i].Value, strconv.Quote(ns))
-	})
+	env := d.Spec.Template.Spec.Containers[0].Env
+	i := slices.IndexFunc(env, func(e corev1.EnvVar) bool { return e.Name == "K_SOURCE_CONFIG" })
+	return i >= 0 && !slices.ContainsFunc(namespaces, func(ns string) bool { return !strings.Contains(env[i].Value, strconv.Quote(ns)) })
 }
 
 // deploymentsSettled waits until the deployment controller has no backlog
@@ -310,13 +270,8 @@ func deploymentsSettled(ctx context.Context) error {
 	return poll(ctx, time.Second, 30*time.Minute, "every bench Deployment observed", func(ctx context.Context) (bool, error) {
 		for _, ns := range benchNamespaces {
 			deps, err := kube.AppsV1().Deployments(ns).List(ctx, metav1.ListOptions{ResourceVersion: "0"})
-			if err != nil {
+			if err != nil || slices.ContainsFunc(deps.Items, func(d appsv1.Deployment) bool { return d.Status.ObservedGeneration != d.Generation }) {
 				return false, nil
-			}
-			for _, d := range deps.Items {
-				if d.Status.ObservedGeneration != d.Generation {
-					return false, nil
-				}
 			}
 		}
 		return true, nil

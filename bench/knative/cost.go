@@ -22,8 +22,7 @@ import (
 )
 
 // share is what a part of the idle bill costs, each figure time-weighted
-// over its phase's window (a reconciler's while a pod of it exists); Of
-// names the rows summed.
+// over its phase's window; Of names the rows summed.
 type share struct {
 	Of                    []string `json:"of"`
 	AlwaysOnPods          int      `json:"alwaysOnPods"`
@@ -33,19 +32,31 @@ type share struct {
 	RequestsMemoryMiB     float64  `json:"requestsMemoryMiB"`
 }
 
-// shareOf sums the phase's rows of those names.
+// pinged are the Services the resync pings wake, by row.
+var pinged = map[string]string{rowFoo: fooReconciler.String(), rowBar: barReconciler.String()}
+
+// shareOf sums the phase's rows of those names and, for a Service that
+// scales to zero and had no pod in the window, its resync ping's wake-up
+// once an hour: a window of minutes holds no ping, or counts it as if every
+// such window had one.
 func shareOf(ph phase, rows ...string) share {
 	var s share
 	for _, name := range rows {
-		if f, ok := ph.row(name); ok {
-			s.Of = append(s.Of, name)
-			if f.AlwaysOn {
-				s.AlwaysOnPods += f.MaxPods
+		f, ok := ph.row(name)
+		if !ok {
+			continue
+		}
+		s.Of = append(s.Of, name)
+		if f.AlwaysOn {
+			s.AlwaysOnPods += f.MaxPods
+		}
+		s.WorkingSetMiB, s.CPUMillicores = s.WorkingSetMiB+f.MeanWorkingSetMiB, s.CPUMillicores+f.CPUMillicores
+		s.RequestsCPUMillicores, s.RequestsMemoryMiB = s.RequestsCPUMillicores+f.RequestsCPUMillicores, s.RequestsMemoryMiB+f.RequestsMemoryMiB
+		for _, w := range ph.PingWakes {
+			if f.PodSeconds == 0 && w.Service == pinged[name] {
+				s.WorkingSetMiB, s.RequestsMemoryMiB = s.WorkingSetMiB+w.PeakWorkingSetMiB*w.PodSeconds/3600, s.RequestsMemoryMiB+w.RequestsMemoryMiB*w.PodSeconds/3600
+				s.Of = append(s.Of, "its hourly ping's wake-up")
 			}
-			s.WorkingSetMiB += f.MeanWorkingSetMiB
-			s.CPUMillicores += f.CPUMillicores
-			s.RequestsCPUMillicores += f.RequestsCPUMillicores
-			s.RequestsMemoryMiB += f.RequestsMemoryMiB
 		}
 	}
 	return s
@@ -53,9 +64,9 @@ func shareOf(ph phase, rows ...string) share {
 
 // cost is what one more operator costs (the classic; ours in direct wiring,
 // its reconciler and its own adapter; ours and the Bar operator on the
-// stream, their reconcilers), what all of them share in each wiring, and
-// the break-even number of operators; with Traefik's memory (Serving's
-// ingress, a host process here) counted as shared too.
+// stream, their reconcilers), what all of them share in each wiring, the
+// break-even number of operators, and the stream's with Traefik's memory
+// (Serving's ingress, a host process here) counted as shared.
 type cost struct {
 	Classic                share     `json:"classic"`
 	OursDirect             share     `json:"oursDirect"`
@@ -69,8 +80,8 @@ type cost struct {
 	BreakEvenStreamTraefik int       `json:"breakEvenStreamWithTraefik,omitempty"`
 }
 
-// breakEven is the number of operators K from which K of ours, with what
-// they share, cost no more memory than K classic controllers; 0 for never.
+// breakEven is the number of operators from which ours, with what they
+// share, cost no more memory than classic controllers; 0 for never.
 type breakEven struct {
 	WorkingSet     int `json:"workingSet"`
 	RequestsMemory int `json:"requestsMemory"`
@@ -79,42 +90,20 @@ type breakEven struct {
 // costOf works out the cost from the two phases' idle bills.
 func costOf(direct, stream phase) cost {
 	c := cost{
-		Classic:      shareOf(direct, rowClassic),
-		OursDirect:   shareOf(direct, rowFoo, rowFooAdapter),
-		OursStream:   shareOf(stream, rowFoo),
-		BarStream:    shareOf(stream, rowBar),
-		SharedDirect: shareOf(direct, rowServing, rowEventing),
+		Classic: shareOf(direct, rowClassic), OursDirect: shareOf(direct, rowFoo, rowFooAdapter),
+		OursStream: shareOf(stream, rowFoo), BarStream: shareOf(stream, rowBar), SharedDirect: shareOf(direct, rowServing, rowEventing),
 		SharedStream: shareOf(stream, rowServing, rowEventing, rowBrokerPlane, rowStreamAdapter, rowDeadLetters),
 	}
-	addPing(&c.OursDirect, direct, rowFoo, fooReconciler)
-	addPing(&c.OursStream, stream, rowFoo, fooReconciler)
-	addPing(&c.BarStream, stream, rowBar, barReconciler)
-	be := func(shared, ours share) breakEven {
+	breakEvenOf := func(shared, ours share) breakEven {
 		return breakEven{operators(shared.WorkingSetMiB, c.Classic.WorkingSetMiB, ours.WorkingSetMiB),
 			operators(shared.RequestsMemoryMiB, c.Classic.RequestsMemoryMiB, ours.RequestsMemoryMiB)}
 	}
-	c.BreakEvenDirect, c.BreakEvenStream = be(c.SharedDirect, c.OursDirect), be(c.SharedStream, c.OursStream)
+	c.BreakEvenDirect, c.BreakEvenStream = breakEvenOf(c.SharedDirect, c.OursDirect), breakEvenOf(c.SharedStream, c.OursStream)
 	if rss, ok := stream.HostRSSMiB["traefik"]; ok {
 		c.TraefikRSSMiB = rss
 		c.BreakEvenStreamTraefik = operators(c.SharedStream.WorkingSetMiB+rss, c.Classic.WorkingSetMiB, c.OursStream.WorkingSetMiB)
 	}
 	return c
-}
-
-// addPing adds the Service's hourly ping wake-up to s, unless the idle
-// window counted a pod of it already: a window of minutes holds no ping,
-// or counts it as if every such window had one.
-func addPing(s *share, ph phase, row string, svc knativeService) {
-	if f, ok := ph.row(row); ok && f.PodSecondsPerHour > 0 {
-		return
-	}
-	for _, w := range ph.PingWakes {
-		if w.Service == svc.String() {
-			ws, req := w.hourly()
-			s.WorkingSetMiB, s.RequestsMemoryMiB = s.WorkingSetMiB+ws, s.RequestsMemoryMiB+req
-			s.Of = append(s.Of, "its hourly ping's wake-up")
-		}
-	}
 }
 
 // operators is the smallest K with shared + K × ours <= K × classic, at
@@ -154,22 +143,13 @@ type chartBar struct {
 
 // chartOf charts the idle bill's memory per operator and shared.
 func chartOf(c cost) chart {
-	ch := chart{
-		Title: "Knative, idle: what one more operator costs, and what all share",
-		Note: "break-even (operators): stream " + never(c.BreakEvenStream.WorkingSet) + " by working set, " + never(c.BreakEvenStream.RequestsMemory) +
-			" by memory requests; direct wiring " + never(c.BreakEvenDirect.WorkingSet) + " by working set, " + never(c.BreakEvenDirect.RequestsMemory) + " by memory requests",
+	panel := func(title string, of func(share) float64) chartPanel {
+		return chartPanel{title, []chartBar{{"classic\nper operator", of(c.Classic)}, {"ours, direct\nper operator", of(c.OursDirect)},
+			{"ours, stream\nper operator", of(c.OursStream)}, {"shared\ndirect", of(c.SharedDirect)}, {"shared\nstream", of(c.SharedStream)}}}
 	}
-	for _, p := range []struct {
-		title string
-		of    func(share) float64
-	}{
-		{"working set, MiB (time-weighted)", func(s share) float64 { return s.WorkingSetMiB }},
-		{"memory requests, MiB (time-weighted)", func(s share) float64 { return s.RequestsMemoryMiB }},
-	} {
-		ch.Panels = append(ch.Panels, chartPanel{p.title, []chartBar{
-			{"classic\nper operator", p.of(c.Classic)}, {"ours, direct\nper operator", p.of(c.OursDirect)},
-			{"ours, stream\nper operator", p.of(c.OursStream)}, {"shared\ndirect", p.of(c.SharedDirect)}, {"shared\nstream", p.of(c.SharedStream)},
-		}})
-	}
-	return ch
+	return chart{"Knative, idle: what one more operator costs, and what all share", "break-even (operators): stream " +
+		never(c.BreakEvenStream.WorkingSet) + " by working set, " + never(c.BreakEvenStream.RequestsMemory) + " by memory requests; direct wiring " +
+		never(c.BreakEvenDirect.WorkingSet) + " by working set, " + never(c.BreakEvenDirect.RequestsMemory) + " by memory requests",
+		[]chartPanel{panel("working set, MiB (time-weighted)", func(s share) float64 { return s.WorkingSetMiB }),
+			panel("memory requests, MiB (time-weighted)", func(s share) float64 { return s.RequestsMemoryMiB })}}
 }

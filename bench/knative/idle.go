@@ -29,7 +29,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 )
@@ -53,32 +52,37 @@ var rowOrder = []string{rowClassic, rowFoo, rowBar, rowFooAdapter, rowStreamAdap
 // Broker's events (MTChannelBasedBroker on InMemoryChannel).
 var brokerPlane = []string{"mt-broker-ingress", "mt-broker-filter", "imc-dispatcher"}
 
-// group is a row of the idle bill: the pods of ns that match selector,
-// whose names start with one of prefixes (if any) and none of exclude, of
-// service if they scale to zero.
+// group is a row of the idle bill: the pods has says are its, of service
+// if they scale to zero.
 type group struct {
-	row, ns, selector string
-	prefixes, exclude []string
-	service           knativeService
+	row     string
+	has     func(p *corev1.Pod) bool
+	service knativeService
 }
 
-// groupOf is the group of a Service's pods.
-func groupOf(row string, s knativeService) group {
-	return group{row: row, ns: s.ns, selector: s.selector(), service: s}
+// labelled selects the pods of ns with the label.
+func labelled(ns, key, value string) func(p *corev1.Pod) bool {
+	return func(p *corev1.Pod) bool { return p.Namespace == ns && p.Labels[key] == value }
+}
+
+// serviceGroup is the row of a Service's pods.
+func serviceGroup(row string, s knativeService) group {
+	return group{row, labelled(s.ns, "serving.knative.dev/service", s.name), s}
+}
+
+func brokerPod(p *corev1.Pod) bool {
+	return p.Namespace == "knative-eventing" && slices.ContainsFunc(brokerPlane, func(s string) bool { return strings.HasPrefix(p.Name, s) })
 }
 
 var (
-	knativeGroups = []group{
-		{row: rowBrokerPlane, ns: "knative-eventing", prefixes: brokerPlane},
-		{row: rowServing, ns: "knative-serving"},
-		{row: rowEventing, ns: "knative-eventing", exclude: brokerPlane},
-	}
-	classicGroup = group{row: rowClassic, ns: classicNS, selector: "app=" + classicNS}
+	operatorGroups = []group{{row: rowClassic, has: labelled(classicNS, "app", classicNS)}, serviceGroup(rowFoo, fooReconciler)}
+	knativeGroups  = []group{{row: rowBrokerPlane, has: brokerPod}, {row: rowServing, has: func(p *corev1.Pod) bool { return p.Namespace == "knative-serving" }},
+		{row: rowEventing, has: func(p *corev1.Pod) bool { return p.Namespace == "knative-eventing" && !brokerPod(p) }}}
 	// directGroups are phase 1's: the broker's data plane is installed with
 	// Eventing, but direct wiring does not use it.
-	directGroups = slices.Concat([]group{classicGroup, groupOf(rowFoo, fooReconciler), {row: rowFooAdapter, ns: fooSystem, selector: adapterSelector}}, knativeGroups)
-	streamGroups = slices.Concat([]group{classicGroup, groupOf(rowFoo, fooReconciler), groupOf(rowBar, barReconciler),
-		{row: rowStreamAdapter, ns: streamNS, selector: adapterSelector}, groupOf(rowDeadLetters, deadLetters)}, knativeGroups)
+	directGroups = slices.Concat(operatorGroups, []group{{row: rowFooAdapter, has: labelled(fooSystem, adapterKey, adapterValue)}}, knativeGroups)
+	streamGroups = slices.Concat(operatorGroups, []group{serviceGroup(rowBar, barReconciler),
+		{row: rowStreamAdapter, has: labelled(streamNS, adapterKey, adapterValue)}, serviceGroup(rowDeadLetters, deadLetters)}, knativeGroups)
 )
 
 // phase is the idle bill of one phase: the cluster's objects at its start,
@@ -123,12 +127,11 @@ type footprint struct {
 	RequestsMemoryMiB     float64  `json:"requestsMemoryMiB"`
 }
 
-// tally adds up a group's samples: now is its pods of the last one;
-// terminating the seconds a pod of it was being deleted; cpuFirst and
+// tally adds up a group's samples: now is its pods of the last one,
+// terminating the seconds a pod of it was being deleted, cpuFirst and
 // cpuLast each pod's first and last CPU reading.
 type tally struct {
 	group
-	sel                           labels.Selector
 	fp                            footprint
 	now                           int
 	terminating                   float64
@@ -136,27 +139,29 @@ type tally struct {
 	wsSum, cpuSeconds, memSeconds float64
 }
 
-// add counts the group's pods of a sample at now, the last at last, with
-// the kubelet's figures if read (st). A pod counts from its creation or
-// the last sample, the later; its CPU from its first reading if made
-// before from, else from its start.
+// add counts the group's pods of a sample at now, the one before at last,
+// with the kubelet's figures if read (st). A pod counts from its creation
+// or the last sample, the later; its CPU from its first reading if it was
+// made before from, else from its start.
 func (t *tally) add(pods []corev1.Pod, now, last, from time.Time, st map[string]podStats) {
 	ws := 0.0
 	t.now = 0
 	for _, p := range pods {
-		if !t.sel.Matches(labels.Set(p.Labels)) || len(t.prefixes) > 0 && !hasPrefix(p.Name, t.prefixes) || hasPrefix(p.Name, t.exclude) {
+		if !t.has(&p) {
 			continue
 		}
 		if t.now++; !slices.Contains(t.fp.Pods, p.Name) {
 			t.fp.Pods = append(t.fp.Pods, p.Name)
 		}
-		held := now.Sub(later(last, p.CreationTimestamp.Time)).Seconds()
-		cpu, mem := 0.0, 0.0
-		for _, c := range p.Spec.Containers {
-			cpu, mem = cpu+float64(c.Resources.Requests.Cpu().MilliValue()), mem+float64(c.Resources.Requests.Memory().Value())/(1<<20)
+		held := now.Sub(last).Seconds()
+		if c := p.CreationTimestamp.Time; c.After(last) {
+			held = now.Sub(c).Seconds()
 		}
-		t.fp.PodSeconds, t.cpuSeconds, t.memSeconds = t.fp.PodSeconds+held, t.cpuSeconds+cpu*held, t.memSeconds+mem*held
-		if p.DeletionTimestamp != nil {
+		for _, c := range p.Spec.Containers {
+			t.cpuSeconds += float64(c.Resources.Requests.Cpu().MilliValue()) * held
+			t.memSeconds += float64(c.Resources.Requests.Memory().Value()) / (1 << 20) * held
+		}
+		if t.fp.PodSeconds += held; p.DeletionTimestamp != nil {
 			t.terminating += held
 		}
 		if s, ok := st[p.Namespace+"/"+p.Name]; ok {
@@ -169,18 +174,6 @@ func (t *tally) add(pods []corev1.Pod, now, last, from time.Time, st map[string]
 	if t.fp.MaxPods = max(t.fp.MaxPods, t.now); st != nil {
 		t.fp.PeakWorkingSetMiB, t.wsSum = max(t.fp.PeakWorkingSetMiB, ws), t.wsSum+ws
 	}
-}
-
-func later(a, b time.Time) time.Time {
-	if a.After(b) {
-		return a
-	}
-	return b
-}
-
-// hasPrefix tells whether s starts with one of the prefixes.
-func hasPrefix(s string, prefixes []string) bool {
-	return slices.ContainsFunc(prefixes, func(p string) bool { return strings.HasPrefix(s, p) })
 }
 
 // footprint is the tally's over a window of that many seconds, with that
@@ -200,26 +193,18 @@ func (t *tally) footprint(window float64, readings int) footprint {
 	return fp
 }
 
-// sample lists the groups' pods every interval from from, with the
-// kubelet's figures every statsEvery-th time, until done holds of the
-// tallies at the time of a sample. It returns the tallies, the kubelet's
-// readings and the last sample's time.
+// sample lists the cluster's pods every interval from from, with the
+// kubelet's figures every statsEvery-th time, into a tally per group until
+// done holds at a sample's time. It returns the tallies, how many times the
+// kubelet was read and the last sample's time.
 func sample(ctx context.Context, groups []group, from time.Time, every time.Duration, statsEvery int,
 	done func(now time.Time, ts []*tally) bool) (ts []*tally, readings int, last time.Time, err error) {
 	for _, g := range groups {
-		t := &tally{group: g, cpuFirst: map[string]uint64{}, cpuLast: map[string]uint64{}}
-		if t.sel, err = labels.Parse(g.selector); err != nil {
-			return nil, 0, from, err
-		}
-		ts = append(ts, t)
+		ts = append(ts, &tally{group: g, cpuFirst: map[string]uint64{}, cpuLast: map[string]uint64{}})
 	}
 	for i, last := 0, from; ; i++ {
-		now, pods := time.Now(), map[string][]corev1.Pod{}
-		for _, g := range groups {
-			if _, ok := pods[g.ns]; !ok && err == nil {
-				pods[g.ns], err = podsOf(ctx, g.ns, "")
-			}
-		}
+		now := time.Now()
+		pods, err := podsOf(ctx, "", "")
 		var st map[string]podStats
 		if err == nil && i%statsEvery == 0 {
 			if st, err = stats(ctx); err == nil {
@@ -231,10 +216,9 @@ func sample(ctx context.Context, groups []group, from time.Time, every time.Dura
 		}
 		if err != nil {
 			logf("  a sample skipped: %v", err) // its seconds go to the next one
-			err = nil
 		} else {
 			for _, t := range ts {
-				t.add(pods[t.ns], now, last, from, st)
+				t.add(pods, now, last, from, st)
 			}
 			if last = now; done(now, ts) {
 				return ts, readings, last, nil
@@ -325,10 +309,7 @@ type resyncPing struct {
 	service knativeService
 }
 
-var (
-	fooPing = resyncPing{"foo-resync", fooReconciler}
-	barPing = resyncPing{"bar-resync", barReconciler}
-)
+var fooPing, barPing = resyncPing{"foo-resync", fooReconciler}, resyncPing{"bar-resync", barReconciler}
 
 // pingWake is a Service's wake-up, its pods counted as the idle bill
 // counts them: TerminatingSeconds of PodSeconds being deleted (queue-proxy's
@@ -343,13 +324,6 @@ type pingWake struct {
 	TerminatingSeconds float64   `json:"terminatingSeconds"`
 }
 
-// hourly is what one wake-up an hour adds: its working set and memory
-// requests times the share of the hour its pod existed.
-func (w pingWake) hourly() (workingSetMiB, requestsMiB float64) {
-	f := w.PodSeconds / 3600
-	return w.PeakWorkingSetMiB * f, w.RequestsMemoryMiB * f
-}
-
 // firePings makes each PingSource fire once, at the next whole minute at
 // least 20 s away (its schedule set to it, then put back), and times the
 // wake-ups, the Services gone first.
@@ -358,21 +332,21 @@ func firePings(ctx context.Context, pings ...resyncPing) ([]pingWake, error) {
 	var services []knativeService
 	for _, p := range pings {
 		sources := dyn.Resource(schema.GroupVersionResource{Group: "sources.knative.dev", Version: "v1", Resource: "pingsources"}).Namespace(p.service.ns)
+		schedule := func(ctx context.Context, s string) error {
+			_, err := sources.Patch(ctx, p.name, types.MergePatchType, fmt.Appendf(nil, `{"spec":{"schedule":%q}}`, s), metav1.PatchOptions{})
+			return err
+		}
 		u, err := sources.Get(ctx, p.name, metav1.GetOptions{})
 		if err == nil {
 			err = atZero(ctx, true, p.service)
+		}
+		if err == nil {
+			err = schedule(ctx, fmt.Sprintf("%d %d * * *", at.Minute(), at.Hour()))
 		}
 		if err != nil {
 			return nil, err
 		}
 		was, _, _ := unstructured.NestedString(u.Object, "spec", "schedule")
-		schedule := func(ctx context.Context, s string) error {
-			_, err := sources.Patch(ctx, p.name, types.MergePatchType, fmt.Appendf(nil, `{"spec":{"schedule":%q}}`, s), metav1.PatchOptions{})
-			return err
-		}
-		if err := schedule(ctx, fmt.Sprintf("%d %d * * *", at.Minute(), at.Hour())); err != nil {
-			return nil, err
-		}
 		defer func() {
 			if err := schedule(context.Background(), was); err != nil {
 				logf("  %s's schedule not put back to %q: %v", p.name, was, err)
@@ -389,7 +363,7 @@ func firePings(ctx context.Context, pings ...resyncPing) ([]pingWake, error) {
 func wakesOf(ctx context.Context, from time.Time, services ...knativeService) ([]pingWake, error) {
 	var groups []group
 	for _, s := range services {
-		groups = append(groups, groupOf(s.String(), s))
+		groups = append(groups, serviceGroup(s.String(), s))
 	}
 	ctx, cancel := context.WithDeadline(ctx, from.Add(5*time.Minute))
 	defer cancel()
@@ -430,8 +404,7 @@ func churnNamespace(ctx context.Context, members ...knativeService) (c *namespac
 			return c, err
 		}
 		made, start := step == &c.Made, time.Now()
-		logf("namespace %s made: %v", ns.Name, made)
-		if made {
+		if logf("namespace %s made: %v", ns.Name, made); made {
 			_, err = kube.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{})
 		} else {
 			err = kube.CoreV1().Namespaces().Delete(ctx, ns.Name, metav1.DeleteOptions{})

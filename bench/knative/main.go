@@ -21,17 +21,16 @@ limitations under the License.
 // installs both and runs it into bench/results/<time>-knative/. In order:
 //
 //  1. Its namespaces are made (each one made rolls the ApiServerSource
-//     adapters), the Foo operator put in direct wiring.
+//     adapters) and the Foo operator is put in direct wiring.
 //  2. Wake-ups: a Foo created with the reconciler at zero, timed to its
 //     Deployment, then one with the pod warm.
 //  3. Phase 1, the Foo operator alone in direct wiring: N converged Foos of
-//     each controller, then the idle bill over -idle of the classic's, the
-//     Foo operator's and Knative's pods (idle.go); then the resync ping is
-//     fired once and its wake-up timed (wake.go). Then the direct burst
-//     pair, the classic first.
-//  4. Phase 2, the Foo and the example Bar operators on the shared stream
-//     (as test/knative's TestBrokerWiring switches them): N Bars, the idle
-//     bill and the pings again, one namespace made and deleted; then the
+//     each controller, the idle bill over -idle of the classic's, the Foo
+//     operator's and Knative's pods, then the resync ping fired once and its
+//     wake-up timed (idle.go). Then the direct burst pair, the classic first.
+//  4. Phase 2, the Foo and the example Bar operators on the shared stream,
+//     switched as test/knative's TestBrokerWiring does: N Bars, the idle
+//     bill and the pings again, one namespace made then deleted; then the
 //     stream burst pair, ours first.
 //  5. What one more operator costs and the break-even (cost.go), into
 //     results.md and results.json, with the chart hack/tools/chart/bars draws.
@@ -64,10 +63,10 @@ const (
 	nsBurstStream, nsBurstClassic2                = "burst-ours-stream", "burst-classic-2"
 )
 
-var benchNamespaces = []string{nsWake, nsCanaries, nsOurs, nsClassic, nsBars, nsBurstClassic1, nsBurstDirect, nsBurstStream, nsBurstClassic2}
-
-// pairNames are the burst pairs a run can make, in order.
-var pairNames = []string{"direct", "stream"}
+var (
+	benchNamespaces = []string{nsWake, nsCanaries, nsOurs, nsClassic, nsBars, nsBurstClassic1, nsBurstDirect, nsBurstStream, nsBurstClassic2}
+	pairNames       = []string{"direct", "stream"}
+)
 
 // results is every figure of a run, as results.json holds it.
 type results struct {
@@ -86,7 +85,6 @@ type results struct {
 	NamespaceChurn *namespaceChurn `json:"namespaceChurn,omitempty"`
 	Cost           cost            `json:"cost"`
 	Chart          chart           `json:"chart"`
-	pairsGiven     bool            // -pairs on the command line, which results.md repeats
 }
 
 func main() {
@@ -98,15 +96,10 @@ func main() {
 	pairs := flag.String("pairs", strings.Join(pairNames, ","), "the burst pairs to make, of "+strings.Join(pairNames, ", "))
 	out := flag.String("out", "", "folder for results.md and results.json")
 	flag.Parse()
-	flag.Visit(func(f *flag.Flag) { r.pairsGiven = r.pairsGiven || f.Name == "pairs" })
-	r.IdleSeconds = idle.Seconds()
-	for name := range strings.SplitSeq(*pairs, ",") {
-		if name = strings.TrimSpace(name); slices.Contains(pairNames, name) {
-			r.Pairs = append(r.Pairs, name)
-		} else if name != "" {
-			fmt.Fprintf(os.Stderr, "knative: -pairs: no burst pair %q (the pairs are %s)\n", name, strings.Join(pairNames, ", "))
-			os.Exit(2)
-		}
+	r.IdleSeconds, r.Pairs = idle.Seconds(), strings.Split(*pairs, ",")
+	if i := slices.IndexFunc(r.Pairs, func(p string) bool { return !slices.Contains(pairNames, p) }); i >= 0 {
+		fmt.Fprintf(os.Stderr, "knative: -pairs: no burst pair %q (the pairs are %s)\n", r.Pairs[i], strings.Join(pairNames, ", "))
+		os.Exit(2)
 	}
 	err := connect()
 	if err == nil {
@@ -117,7 +110,7 @@ func main() {
 			r.Cost = costOf(r.Direct, r.Stream)
 			r.Chart = chartOf(r.Cost)
 		}
-		err = errors.Join(err, write(r, *out))
+		err = errors.Join(err, r.write(*out))
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "knative:", err)
@@ -130,43 +123,30 @@ func logf(format string, args ...any) {
 	fmt.Printf("%s "+format+"\n", append([]any{time.Now().Format("15:04:05")}, args...)...)
 }
 
-// measure runs the steps of the package's doc; the results keep what was
-// measured if one fails.
+// measure runs the steps of the package's doc.
 func (r *results) measure(ctx context.Context, idle time.Duration) error {
-	return steps(ctx,
-		func(ctx context.Context) error { return ensureNamespaces(ctx, benchNamespaces...) },
-		func(ctx context.Context) error { return ensureDirect(ctx, r) },
-		directWiring.delivers,
-		r.timeWakeUps,
+	return steps(ctx, ensureNamespaces, r.ensureDirect, directWiring.delivers, r.timeWakeUps,
 		kubectl("-n", classicNS, "rollout", "status", "deployment/"+classicNS, "--timeout=3m"),
-		func(ctx context.Context) error {
-			return populate(ctx, r.N, batch{oursFoo, nsOurs}, batch{classicFoo, nsClassic})
-		},
+		populate(r.N, batch{oursFoo, nsOurs}, batch{classicFoo, nsClassic}),
 		func(ctx context.Context) (err error) {
 			r.Direct, err = measureIdle(ctx, "one operator, direct wiring", idle, directGroups, fooPing)
 			return
 		},
 		r.pair(directWiring, "direct", burstSpec{"classic", classicFoo, nsBurstClassic1}, burstSpec{"ours, direct wiring", oursFoo, nsBurstDirect}),
 		switchToStream,
-		func(ctx context.Context) error { return populate(ctx, r.N, batch{bar, nsBars}) },
+		populate(r.N, batch{bar, nsBars}),
 		func(ctx context.Context) (err error) {
-			r.Stream, err = measureIdle(ctx, "two operators, shared stream", idle, streamGroups, fooPing, barPing)
-			return
-		},
-		func(ctx context.Context) (err error) {
-			if idle > 0 {
+			if r.Stream, err = measureIdle(ctx, "two operators, shared stream", idle, streamGroups, fooPing, barPing); err == nil && idle > 0 {
 				r.NamespaceChurn, err = churnNamespace(ctx, fooReconciler, barReconciler)
 			}
-			return
+			return err
 		},
-		r.pair(streamWiring, "stream", burstSpec{"ours, shared stream", oursFoo, nsBurstStream}, burstSpec{"classic", classicFoo, nsBurstClassic2}),
-	)
+		r.pair(streamWiring, "stream", burstSpec{"ours, shared stream", oursFoo, nsBurstStream}, burstSpec{"classic", classicFoo, nsBurstClassic2}))
 }
 
 // timeWakeUps times Foos created with the reconciler at zero, each followed
 // by one created with its pod warm.
 func (r *results) timeWakeUps(ctx context.Context) error {
-	logf("wake-ups from zero: %d", r.WakeUps)
 	tag := strconv.FormatInt(time.Now().Unix(), 36) // a run started again finds the last one's Foos
 	for i := range r.WakeUps {
 		if err := atZero(ctx, false, fooReconciler); err != nil {
@@ -180,7 +160,7 @@ func (r *results) timeWakeUps(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		logf("  from zero %v, warm %v", cold.Round(time.Millisecond), warm.Round(time.Millisecond))
+		logf("wake-up %d: from zero %v, warm %v", i+1, cold.Round(time.Millisecond), warm.Round(time.Millisecond))
 		r.FromZero, r.Warm = append(r.FromZero, cold.Seconds()), append(r.Warm, warm.Seconds())
 	}
 	return nil
@@ -190,11 +170,8 @@ func (r *results) timeWakeUps(ctx context.Context) error {
 // the order given.
 func (r *results) pair(w wiring, name string, sides ...burstSpec) func(context.Context) error {
 	return func(ctx context.Context) error {
-		for i, side := range sides {
-			if r.Burst == 0 || !slices.Contains(r.Pairs, name) {
-				break
-			}
-			res, err := runBurst(ctx, w, side, name, i+1, r.Burst)
+		for i := 0; i < len(sides) && r.Burst > 0 && slices.Contains(r.Pairs, name); i++ {
+			res, err := runBurst(ctx, w, sides[i], name, i+1, r.Burst)
 			if err != nil {
 				return err
 			}

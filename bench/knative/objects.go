@@ -18,6 +18,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -34,11 +35,7 @@ import (
 // example Bar operator's Bar.
 type kind string
 
-const (
-	oursFoo    kind = "ours"
-	classicFoo kind = "classic"
-	bar        kind = "bar"
-)
+const oursFoo, classicFoo, bar kind = "ours", "classic", "bar"
 
 func (k kind) gvr() schema.GroupVersionResource {
 	return map[kind]schema.GroupVersionResource{
@@ -60,9 +57,9 @@ func (k kind) create(ctx context.Context, ns, name string) error {
 	return err
 }
 
-// ensureNamespaces makes the namespaces that do not exist.
-func ensureNamespaces(ctx context.Context, names ...string) error {
-	for _, name := range names {
+// ensureNamespaces makes the bench's namespaces that do not exist.
+func ensureNamespaces(ctx context.Context) error {
+	for _, name := range benchNamespaces {
 		_, err := kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{})
 		if err != nil && !apierrs.IsAlreadyExists(err) {
 			return err
@@ -107,74 +104,65 @@ func (b batch) create(ctx context.Context, n int) error {
 	return g.Wait()
 }
 
-// populate makes n objects of each batch and waits until all are
-// reconciled.
-func populate(ctx context.Context, n int, batches ...batch) error {
-	for _, b := range batches {
-		logf("%d objects (%s) in %s", n, b.kind, b.ns)
-		if err := b.create(ctx, n); err != nil {
-			return err
+// populate is a step that makes n objects of each batch and waits until all
+// are reconciled.
+func populate(n int, batches ...batch) func(context.Context) error {
+	return func(ctx context.Context) error {
+		for _, b := range batches {
+			logf("%d objects (%s) in %s", n, b.kind, b.ns)
+			if err := b.create(ctx, n); err != nil {
+				return err
+			}
 		}
-	}
-	for _, b := range batches {
-		err := poll(ctx, 2*time.Second, 20*time.Minute, "the objects of "+b.ns+" reconciled", func(ctx context.Context) (bool, error) {
-			p, err := b.progress(ctx)
-			return err == nil && p.objects == n && p.reconciled == n, nil
-		})
-		if err != nil {
-			return err
+		for _, b := range batches {
+			err := poll(ctx, 2*time.Second, 20*time.Minute, "the objects of "+b.ns+" reconciled", func(ctx context.Context) (bool, error) {
+				p, err := b.progress(ctx)
+				return err == nil && p.objects == n && p.reconciled == n, nil
+			})
+			if err != nil {
+				return err
+			}
 		}
+		return nil
 	}
-	return nil
 }
 
 // progress counts a batch's objects by how far they went: reconciled (ours
 // and Bars, their status of their generation; the classic's, a status and
 // their Deployment made), their Deployments observed (status of their
-// generation), Ready (ours and Bars).
+// generation), Ready (ours as FooStatus.IsReady says it; Bars of their
+// generation).
 type progress struct{ objects, reconciled, observed, ready int }
 
 // progress counts from the API server's watch cache.
 func (b batch) progress(ctx context.Context) (progress, error) {
-	var p progress
-	cached := metav1.ListOptions{ResourceVersion: "0"}
-	deployments := map[string]bool{}
-	if b.kind != bar {
-		deps, err := kube.AppsV1().Deployments(b.ns).List(ctx, cached)
-		if err != nil {
-			return p, err
-		}
-		for _, d := range deps.Items {
-			deployments[d.Name] = true
-			if d.Generation > 0 && d.Status.ObservedGeneration == d.Generation {
-				p.observed++
-			}
-		}
+	cached, deployments := metav1.ListOptions{ResourceVersion: "0"}, map[string]bool{}
+	deps, err := kube.AppsV1().Deployments(b.ns).List(ctx, cached)
+	if err != nil {
+		return progress{}, err
 	}
 	list, err := dyn.Resource(b.kind.gvr()).Namespace(b.ns).List(ctx, cached)
 	if err != nil {
-		return p, err
+		return progress{}, err
 	}
-	p.objects = len(list.Items)
+	p := progress{objects: len(list.Items)}
+	for _, d := range deps.Items {
+		if deployments[d.Name] = true; d.Generation > 0 && d.Status.ObservedGeneration == d.Generation {
+			p.observed++
+		}
+	}
 	for _, u := range list.Items {
 		name, _, _ := unstructured.NestedString(u.Object, "spec", "deploymentName")
 		observed, _, _ := unstructured.NestedInt64(u.Object, "status", "observedGeneration")
 		conditions, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
-		ready := slices.ContainsFunc(conditions, func(c any) bool {
-			m, _ := c.(map[string]any)
-			return m["type"] == "Ready" && m["status"] == "True"
-		})
-		if b.kind == classicFoo {
-			if u.Object["status"] != nil && deployments[name] {
-				p.reconciled++
-			}
-			continue
-		}
 		current := observed == u.GetGeneration()
-		if current {
+		if b.kind == classicFoo && u.Object["status"] != nil && deployments[name] || b.kind != classicFoo && current {
 			p.reconciled++
 		}
-		if ready && (current || b.kind == oursFoo) { // our Foos' Ready as FooStatus.IsReady says it
+		if b.kind != classicFoo && (current || b.kind == oursFoo) && slices.ContainsFunc(conditions, func(c any) bool {
+			m, _ := c.(map[string]any)
+			return m["type"] == "Ready" && m["status"] == "True"
+		}) {
 			p.ready++
 		}
 	}
@@ -188,20 +176,14 @@ func (b batch) empty(ctx context.Context) error {
 	if p, err := b.progress(ctx); err != nil || p.objects == 0 {
 		return err
 	}
-	logf("  emptying %s", b.ns)
+	logf("emptying %s", b.ns)
 	if err := dyn.Resource(b.kind.gvr()).Namespace(b.ns).DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{}); err != nil {
 		return err
 	}
 	return poll(ctx, 2*time.Second, 20*time.Minute, b.ns+" empty", func(ctx context.Context) (bool, error) {
-		deps, err := kube.AppsV1().Deployments(b.ns).List(ctx, metav1.ListOptions{Limit: 1})
-		if err != nil || len(deps.Items) > 0 {
-			return false, nil
-		}
-		sets, err := kube.AppsV1().ReplicaSets(b.ns).List(ctx, metav1.ListOptions{Limit: 1})
-		if err != nil || len(sets.Items) > 0 {
-			return false, nil
-		}
-		p, err := b.progress(ctx)
-		return err == nil && p.objects == 0, nil
+		deps, err1 := kube.AppsV1().Deployments(b.ns).List(ctx, metav1.ListOptions{Limit: 1})
+		sets, err2 := kube.AppsV1().ReplicaSets(b.ns).List(ctx, metav1.ListOptions{Limit: 1})
+		p, err3 := b.progress(ctx)
+		return errors.Join(err1, err2, err3) == nil && len(deps.Items)+len(sets.Items)+p.objects == 0, nil
 	})
 }

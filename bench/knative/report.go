@@ -17,7 +17,6 @@ limitations under the License.
 package main
 
 import (
-	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -31,31 +30,32 @@ import (
 	"time"
 )
 
-// write prints results.md and writes it, with results.json, into out (if
-// given).
-func write(r *results, out string) error {
+// markdown is results.md.
+func (r *results) markdown() string {
 	var b strings.Builder
 	for _, section := range []func(*strings.Builder, *results){header, wakeUps, idleBill, perOperator, namespaceCost, bursts, burstsCPU, auditTables} {
 		section(&b, r)
 	}
-	fmt.Print(b.String())
-	if out == "" {
+	return b.String()
+}
+
+// write prints results.md and writes it, with results.json, into out (if
+// given).
+func (r *results) write(out string) error {
+	md := r.markdown()
+	if fmt.Print(md); out == "" {
 		return nil
 	}
 	js, err := json.MarshalIndent(r, "", "  ")
 	return errors.Join(err, os.MkdirAll(out, 0o755), os.WriteFile(filepath.Join(out, "results.json"), append(js, '\n'), 0o644),
-		os.WriteFile(filepath.Join(out, "results.md"), []byte(b.String()), 0o644))
+		os.WriteFile(filepath.Join(out, "results.md"), []byte(md), 0o644))
 }
 
 // header is the title, the command and the run's notes.
 func header(b *strings.Builder, r *results) {
-	pairs := ""
-	if r.pairsGiven {
-		pairs = " -pairs " + strings.Join(r.Pairs, ",")
-	}
-	fmt.Fprintf(b, "# On real Knative: the one-node cluster (hack/cluster), %s\n\n`hack/bench-knative.sh -wakeups %d -n %d -idle %v -burst %d%s`. "+
+	fmt.Fprintf(b, "# On real Knative: the one-node cluster (hack/cluster), %s\n\n`hack/bench-knative.sh -wakeups %d -n %d -idle %v -burst %d -pairs %s`. "+
 		"The classic is k8s.io/sample-controller v0.35.4 as a pod, its client raised to the reconciler's limit (200 requests/s, burst 400). "+
-		"Foos ask for 0 replicas.\n\n", r.Started.Format(time.RFC3339), r.WakeUps, r.N, time.Duration(r.IdleSeconds*1e9), r.Burst, pairs)
+		"Foos ask for 0 replicas.\n\n", r.Started.Format(time.RFC3339), r.WakeUps, r.N, time.Duration(r.IdleSeconds*1e9), r.Burst, strings.Join(r.Pairs, ","))
 	for _, n := range r.Notes {
 		fmt.Fprintf(b, "- %s\n", n)
 	}
@@ -225,10 +225,9 @@ func burstsCPU(b *strings.Builder, r *results) {
 	var names []string
 	for _, res := range rows {
 		fmt.Fprintf(b, " %s (%s) |", res.Side, res.Namespace)
-		by := res.CPU.Components
-		for _, name := range slices.SortedFunc(maps.Keys(by), func(x, y string) int { return cmp.Or(cmp.Compare(by[y], by[x]), cmp.Compare(x, y)) }) {
-			if by[name] >= 0.02*res.CPU.Seconds && !slices.Contains(names, name) {
-				names = append(names, name)
+		for _, c := range res.CPU.Components {
+			if c.Seconds >= 0.02*res.CPU.Seconds && !slices.Contains(names, c.Name) {
+				names = append(names, c.Name)
 			}
 		}
 	}
@@ -241,12 +240,12 @@ func burstsCPU(b *strings.Builder, r *results) {
 		b.WriteString("\n")
 	}
 	for _, name := range names {
-		row(name, "%.1f", func(c *burstCPU) float64 { return c.Components[name] })
+		row(name, "%.1f", func(c *burstCPU) float64 { return c.of(name) })
 	}
 	row("the rest", "%.1f", func(c *burstCPU) float64 {
 		rest := c.Seconds
 		for _, name := range names {
-			rest -= c.Components[name]
+			rest -= c.of(name)
 		}
 		return max(rest, 0)
 	})
