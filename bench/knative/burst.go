@@ -38,8 +38,7 @@ import (
 	"github.com/frugal-operator/foo-operator/test/onenode"
 )
 
-// reconcilerUser is the Foo reconciler's identity in the cluster's audit
-// log, which hack/cluster/up.sh writes of the operators' ServiceAccounts.
+// reconcilerUser is the Foo reconciler's identity in the audit log.
 const reconcilerUser = "system:serviceaccount:" + fooSystem + ":foo-reconciler"
 
 var auditLog = onenode.AuditLog("")
@@ -52,9 +51,7 @@ type burstSpec struct {
 }
 
 // burstResult is what a burst took, in seconds from the first create (0:
-// not reached): the last create answered, every Foo reconciled once, every
-// Deployment observed by the deployment controller, every Foo Ready (ours);
-// the node's CPU until every Foo was reconciled; our reconciler's requests.
+// not reached).
 type burstResult struct {
 	Side                          string      `json:"side"`
 	Pair                          string      `json:"pair"`
@@ -68,9 +65,8 @@ type burstResult struct {
 	Audit                         *auditTable `json:"audit,omitempty"`
 }
 
-// runBurst creates n Foos at once in the side's namespace, emptied first,
-// once the path is ready, and times them; then reads our reconciler's
-// requests from the audit log, or deletes the classic's Foos.
+// runBurst times n Foos created at once once the path is ready, then reads
+// our reconciler's requests from the audit log or deletes the classic's.
 func runBurst(ctx context.Context, w wiring, spec burstSpec, pair string, order, n int) (burstResult, error) {
 	res, b := burstResult{Side: spec.side, Pair: pair, Order: order, Namespace: spec.ns}, batch{spec.kind, spec.ns}
 	logf("burst of %d Foos: %s (%s pair, %d of 2)", n, spec.side, pair, order)
@@ -96,10 +92,8 @@ func runBurst(ctx context.Context, w wiring, spec burstSpec, pair string, order,
 	return res, err
 }
 
-// follow creates the batch's n objects at once and samples its namespace
-// every half second until every create is answered and every milestone
-// reached, reading the node's CPU at the first reconcile of every Foo. It
-// returns when the burst started.
+// follow creates the n objects and samples them every half second until
+// every milestone is reached, returning when the burst started.
 func (res *burstResult) follow(ctx context.Context, b batch, n int) (time.Time, error) {
 	before, err := readCPU()
 	start, created := time.Now(), make(chan error, 1)
@@ -141,9 +135,7 @@ func (res *burstResult) follow(ctx context.Context, b batch, n int) (time.Time, 
 	return start, err
 }
 
-// auditTable is our reconciler's requests by second from a start: Columns
-// are the kinds of request ("verb resource[/subresource]"), the most
-// frequent first; Rows the seconds with a request, in order.
+// auditTable is requests by second (Rows) and kind, the most frequent first.
 type auditTable struct {
 	Requests int        `json:"requests"`
 	Columns  []string   `json:"columns"`
@@ -156,8 +148,7 @@ type auditRow struct {
 	Counts []int `json:"counts"`
 }
 
-// breakdown bins the requests by the second they were received in, from
-// start.
+// breakdown bins the requests by the second they were received in.
 func breakdown(entries []controlplane.AuditEvent, start time.Time) *auditTable {
 	totals, bySecond := map[string]int{}, map[int]map[string]int{}
 	for _, e := range entries {
@@ -180,11 +171,9 @@ func breakdown(entries []controlplane.AuditEvent, start time.Time) *auditTable {
 	return t
 }
 
-// cpuReading is the CPU-seconds each process of the node had used, at a
-// time, by PID and component: its pod ("pod:" and its UID), else its
-// program. The node is the whole cluster, so the difference of two readings
-// is the cluster's CPU bill between them; a process that ended between them
-// is not counted (the cluster's work is done by long-lived ones).
+// cpuReading is the CPU-seconds each process of the node (the whole
+// cluster) had used, by PID and component: "pod:" and its pod's UID, or its
+// program.
 type cpuReading struct {
 	at    time.Time
 	procs map[[2]string]float64
@@ -230,9 +219,7 @@ func cpuSeconds(pid int) (float64, error) {
 	return 0, fmt.Errorf("reading /proc/%d/stat: %v", pid, err)
 }
 
-// burstCPU is the node's CPU over a burst's window: CPU-seconds of every
-// process, and by component, the most first; Cores is the cores busy on
-// average, of the node's NodeCores.
+// burstCPU is the node's CPU-seconds over a burst's window, by component.
 type burstCPU struct {
 	WindowSeconds float64        `json:"windowSeconds"`
 	Seconds       float64        `json:"seconds"`
@@ -255,8 +242,7 @@ func (c *burstCPU) of(name string) float64 {
 	return c.Components[i].Seconds
 }
 
-// cpuSince is the node's CPU from the reading a until now, a pod's named by
-// its namespace and owner (a ReplicaSet's pod by its pod template's).
+// cpuSince is the CPU used since a, a pod's named by namespace and owner.
 func cpuSince(ctx context.Context, a cpuReading) (*burstCPU, error) {
 	b, err := readCPU()
 	if err != nil {
@@ -275,7 +261,7 @@ func cpuSince(ctx context.Context, a cpuReading) (*burstCPU, error) {
 }
 
 // cpuBetween is what the processes used from a to b, by component, renamed
-// by names; a process whose PID was reused counts from its start.
+// by names; a process that ended in between is not counted.
 func cpuBetween(a, b cpuReading, names map[string]string) *burstCPU {
 	c, by := &burstCPU{WindowSeconds: b.at.Sub(a.at).Seconds(), NodeCores: runtime.NumCPU()}, map[string]float64{}
 	for proc, s := range b.procs {

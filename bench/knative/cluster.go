@@ -27,6 +27,7 @@ import (
 	"strings"
 	"time"
 
+	"golang.org/x/sync/errgroup"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrs "k8s.io/apimachinery/pkg/api/errors"
@@ -41,9 +42,8 @@ import (
 	"github.com/frugal-operator/foo-operator/test/onenode"
 )
 
-// The operators' namespaces, the adapters' label, and files: the releases
-// and the members' kustomize Components (hack/cluster/install.sh runs
-// hack/release.sh), and the bench's kustomization of the stream.
+// The operators' namespaces, the adapters' label, hack/release.sh's files
+// and the bench's kustomization of the stream.
 const (
 	fooSystem, barSystem, streamNS, classicNS = "foo-operator", "bar-operator", "operator-stream", "classic-sample-controller"
 	adapterKey, adapterValue                  = "eventing.knative.dev/source", "apiserver-source-controller"
@@ -116,8 +116,7 @@ func steps(ctx context.Context, fs ...func(context.Context) error) error {
 	return nil
 }
 
-// kubectl is a step that runs hack/bench-knative.sh's kubectl ($KUBECTL),
-// printing its errors only.
+// kubectl is a step that runs hack/bench-knative.sh's kubectl ($KUBECTL).
 func kubectl(args ...string) func(context.Context) error {
 	return func(ctx context.Context) error {
 		if os.Getenv("KUBECTL") == "" {
@@ -180,10 +179,7 @@ func (r *results) ensureDirect(ctx context.Context) error {
 }
 
 // switchToStream installs the example Bar operator and puts both operators
-// on the shared stream as the Knative suite's TestBrokerWiring does: the
-// stream with both Components, its Broker, source and dead letters Ready,
-// the operators' own sources deleted, the stream's adapter alone and
-// delivering.
+// on the shared stream as the Knative suite's TestBrokerWiring does.
 func switchToStream(ctx context.Context) error {
 	return steps(ctx, kubectl("apply", "-f", releaseBar), ready(barSystem, "ksvc/"+barReconciler.name),
 		applyStream("foo-operator-stream", "examples/bar-operator-stream"),
@@ -193,8 +189,8 @@ func switchToStream(ctx context.Context) error {
 }
 
 // podsOf lists the pods of ns ("" for all) that match selector, terminating
-// ones too (they hold their memory and requests until gone), finished ones
-// (a Job's) not.
+// ones too (they hold their memory and requests until gone), not finished
+// ones (a Job's).
 func podsOf(ctx context.Context, ns, selector string) ([]corev1.Pod, error) {
 	list, err := kube.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: selector})
 	if err != nil {
@@ -221,11 +217,9 @@ func atZero(ctx context.Context, gone bool, services ...knativeService) error {
 	return nil
 }
 
-// delivers waits until the wiring's adapter has rolled out with every bench
-// namespace in its configuration, one Deployment with one pod (alone: no
-// other adapter Deployment or pod in the cluster), then until a canary Foo
-// is reconciled: a new adapter may lose what happens before it lists, so up
-// to four canaries.
+// delivers waits until the wiring's adapter alone has rolled out with
+// every bench namespace, then for a canary Foo (a new adapter may lose what
+// happens before it lists: up to four).
 func (w wiring) delivers(ctx context.Context) error {
 	err := poll(ctx, time.Second, 5*time.Minute, "the adapter in "+w.adapterNS+" rolled out", func(ctx context.Context) (bool, error) {
 		deps, err := kube.AppsV1().Deployments("").List(ctx, metav1.ListOptions{LabelSelector: adapterSelector})
@@ -233,9 +227,8 @@ func (w wiring) delivers(ctx context.Context) error {
 			return false, nil
 		}
 		pods, err := podsOf(ctx, "", adapterSelector)
-		mine := func(ns string) bool { return ns == w.adapterNS }
-		depsMine := slices.DeleteFunc(deps.Items, func(d appsv1.Deployment) bool { return !mine(d.Namespace) })
-		podsMine := slices.DeleteFunc(slices.Clone(pods), func(p corev1.Pod) bool { return !mine(p.Namespace) })
+		depsMine := slices.DeleteFunc(slices.Clone(deps.Items), func(d appsv1.Deployment) bool { return d.Namespace != w.adapterNS })
+		podsMine := slices.DeleteFunc(slices.Clone(pods), func(p corev1.Pod) bool { return p.Namespace != w.adapterNS })
 		others := len(pods) - len(podsMine) + len(deps.Items) - len(depsMine)
 		return err == nil && len(depsMine) == 1 && rolledOut(&depsMine[0]) && lists(&depsMine[0], benchNamespaces...) &&
 			len(podsMine) == 1 && (!w.alone || others == 0), nil
@@ -275,5 +268,154 @@ func deploymentsSettled(ctx context.Context) error {
 			}
 		}
 		return true, nil
+	})
+}
+
+// kind is a kind of object the bench makes: our Foo, the classic's, or the
+// example Bar operator's Bar.
+type kind string
+
+const oursFoo, classicFoo, bar kind = "ours", "classic", "bar"
+
+func (k kind) gvr() schema.GroupVersionResource {
+	return map[kind]schema.GroupVersionResource{
+		oursFoo:    {Group: "samplecontroller.knative.io", Version: "v1alpha1", Resource: "foos"},
+		classicFoo: {Group: "samplecontroller.k8s.io", Version: "v1alpha1", Resource: "foos"},
+		bar:        {Group: "example.frugal-operator.dev", Version: "v1alpha1", Resource: "bars"},
+	}[k]
+}
+
+// create makes an object of the kind; a Foo asks for 0 replicas.
+func (k kind) create(ctx context.Context, ns, name string) error {
+	kindName, spec := "Foo", map[string]any{"deploymentName": name, "replicas": int64(0)}
+	if k == bar {
+		kindName, spec = "Bar", map[string]any{"data": map[string]any{"greeting": "hello"}}
+	}
+	_, err := dyn.Resource(k.gvr()).Namespace(ns).Create(ctx, &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": k.gvr().GroupVersion().String(), "kind": kindName, "metadata": map[string]any{"name": name, "namespace": ns}, "spec": spec,
+	}}, metav1.CreateOptions{})
+	return err
+}
+
+// ensureNamespaces makes the bench's namespaces that do not exist.
+func ensureNamespaces(ctx context.Context) error {
+	for _, name := range benchNamespaces {
+		_, err := kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{})
+		if err != nil && !apierrs.IsAlreadyExists(err) {
+			return err
+		}
+	}
+	return nil
+}
+
+// createAndTime creates one of our Foos and times it until its Deployment
+// exists.
+func createAndTime(ctx context.Context, ns, name string, within time.Duration) (time.Duration, error) {
+	start := time.Now()
+	if err := oursFoo.create(ctx, ns, name); err != nil {
+		return 0, err
+	}
+	err := poll(ctx, 50*time.Millisecond, within, "the Deployment of "+name, func(ctx context.Context) (bool, error) {
+		_, err := kube.AppsV1().Deployments(ns).Get(ctx, name, metav1.GetOptions{})
+		return err == nil, nil
+	})
+	return time.Since(start), err
+}
+
+// batch is objects of a kind in a namespace.
+type batch struct {
+	kind kind
+	ns   string
+}
+
+// create makes n objects of the batch, 32 at a time; one there already (a
+// run started again) is left as it is.
+func (b batch) create(ctx context.Context, n int) error {
+	var g errgroup.Group
+	g.SetLimit(32)
+	for i := range n {
+		g.Go(func() error {
+			if err := b.kind.create(ctx, b.ns, fmt.Sprintf("%.3s-%05d", b.kind.gvr().Resource, i)); !apierrs.IsAlreadyExists(err) {
+				return err
+			}
+			return nil
+		})
+	}
+	return g.Wait()
+}
+
+// populate is a step that makes n objects of each batch and waits until all
+// are reconciled.
+func populate(n int, batches ...batch) func(context.Context) error {
+	return func(ctx context.Context) error {
+		for _, b := range batches {
+			logf("%d objects (%s) in %s", n, b.kind, b.ns)
+			if err := b.create(ctx, n); err != nil {
+				return err
+			}
+		}
+		for _, b := range batches {
+			err := poll(ctx, 2*time.Second, 20*time.Minute, "the objects of "+b.ns+" reconciled", func(ctx context.Context) (bool, error) {
+				p, err := b.progress(ctx)
+				return err == nil && p.objects == n && p.reconciled == n, nil
+			})
+			if err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+}
+
+// progress counts a batch's objects by how far they went (results.md says
+// what each means).
+type progress struct{ objects, reconciled, observed, ready int }
+
+// progress counts from the API server's watch cache.
+func (b batch) progress(ctx context.Context) (progress, error) {
+	cached, deployments := metav1.ListOptions{ResourceVersion: "0"}, map[string]bool{}
+	deps, err := kube.AppsV1().Deployments(b.ns).List(ctx, cached)
+	if err != nil {
+		return progress{}, err
+	}
+	list, err := dyn.Resource(b.kind.gvr()).Namespace(b.ns).List(ctx, cached)
+	if err != nil {
+		return progress{}, err
+	}
+	p := progress{objects: len(list.Items)}
+	for _, d := range deps.Items {
+		if deployments[d.Name] = true; d.Generation > 0 && d.Status.ObservedGeneration == d.Generation {
+			p.observed++
+		}
+	}
+	for _, u := range list.Items {
+		name, _, _ := unstructured.NestedString(u.Object, "spec", "deploymentName")
+		observed, _, _ := unstructured.NestedInt64(u.Object, "status", "observedGeneration")
+		conditions, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
+		if b.kind == classicFoo && u.Object["status"] != nil && deployments[name] || b.kind != classicFoo && observed == u.GetGeneration() {
+			p.reconciled++
+		}
+		if b.kind == oursFoo && slices.ContainsFunc(conditions, func(c any) bool { m, _ := c.(map[string]any); return m["type"] == "Ready" && m["status"] == "True" }) {
+			p.ready++
+		}
+	}
+	return p, nil
+}
+
+// empty deletes the batch's objects and waits until they, their
+// Deployments and ReplicaSets (the garbage collector's backlog) are gone.
+func (b batch) empty(ctx context.Context) error {
+	if p, err := b.progress(ctx); err != nil || p.objects == 0 {
+		return err
+	}
+	logf("emptying %s", b.ns)
+	if err := dyn.Resource(b.kind.gvr()).Namespace(b.ns).DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{}); err != nil {
+		return err
+	}
+	return poll(ctx, 2*time.Second, 20*time.Minute, b.ns+" empty", func(ctx context.Context) (bool, error) {
+		deps, err1 := kube.AppsV1().Deployments(b.ns).List(ctx, metav1.ListOptions{Limit: 1})
+		sets, err2 := kube.AppsV1().ReplicaSets(b.ns).List(ctx, metav1.ListOptions{Limit: 1})
+		p, err3 := b.progress(ctx)
+		return errors.Join(err1, err2, err3) == nil && len(deps.Items)+len(sets.Items)+p.objects == 0, nil
 	})
 }

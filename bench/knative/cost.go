@@ -35,10 +35,8 @@ type share struct {
 // pinged are the Services the resync pings wake, by row.
 var pinged = map[string]string{rowFoo: fooReconciler.String(), rowBar: barReconciler.String()}
 
-// shareOf sums the phase's rows of those names and, for a Service that
-// scales to zero and had no pod in the window, its resync ping's wake-up
-// once an hour: a window of minutes holds no ping, or counts it as if every
-// such window had one.
+// shareOf sums the phase's rows and, for a reconciler that had no pod in
+// the window (of minutes), its ping's wake-up once an hour.
 func shareOf(ph phase, rows ...string) share {
 	var s share
 	for _, name := range rows {
@@ -62,11 +60,8 @@ func shareOf(ph phase, rows ...string) share {
 	return s
 }
 
-// cost is what one more operator costs (the classic; ours in direct wiring,
-// its reconciler and its own adapter; ours and the Bar operator on the
-// stream, their reconcilers), what all of them share in each wiring, the
-// break-even number of operators, and the stream's with Traefik's memory
-// (Serving's ingress, a host process here) counted as shared.
+// cost is what one more operator costs, what all share in each wiring, and
+// the break-evens (on the stream also with Traefik, a host process here).
 type cost struct {
 	Classic                share     `json:"classic"`
 	OursDirect             share     `json:"oursDirect"`

@@ -48,12 +48,10 @@ const (
 
 var rowOrder = []string{rowClassic, rowFoo, rowBar, rowFooAdapter, rowStreamAdapter, rowDeadLetters, rowBrokerPlane, rowServing, rowEventing}
 
-// brokerPlane are the name prefixes of knative-eventing's pods that carry a
-// Broker's events (MTChannelBasedBroker on InMemoryChannel).
+// brokerPlane names the pods that carry a Broker's events (MTChannelBasedBroker).
 var brokerPlane = []string{"mt-broker-ingress", "mt-broker-filter", "imc-dispatcher"}
 
-// group is a row of the idle bill: the pods has says are its, of service
-// if they scale to zero.
+// group is a row of the idle bill: the pods has selects, of service if any.
 type group struct {
 	row     string
 	has     func(p *corev1.Pod) bool
@@ -85,10 +83,8 @@ var (
 		{row: rowStreamAdapter, has: labelled(streamNS, adapterKey, adapterValue)}, serviceGroup(rowDeadLetters, deadLetters)}, knativeGroups)
 )
 
-// phase is the idle bill of one phase: the cluster's objects at its start,
-// whether the hourly resync ping (minute 0) fell in its window, its rows,
-// the host processes' resident memory after it, and the resync pings'
-// wake-ups, fired after it.
+// phase is the idle bill of one phase, with the resync pings' wake-ups
+// fired after it; PingInWindow: the hourly ping (minute 0) fell in it.
 type phase struct {
 	Name          string             `json:"name"`
 	Start         time.Time          `json:"start"`
@@ -110,9 +106,7 @@ func (ph phase) row(name string) (footprint, bool) {
 }
 
 // footprint is what a group's pods held and used over a window, each pod
-// counted from its creation until it is gone: the working set summed over
-// the pods (0 while none runs) and CPU are the kubelet's; requests are the
-// pods' specs', time-weighted.
+// from its creation until it is gone.
 type footprint struct {
 	Row                   string   `json:"row"`
 	AlwaysOn              bool     `json:"alwaysOn"`
@@ -127,9 +121,7 @@ type footprint struct {
 	RequestsMemoryMiB     float64  `json:"requestsMemoryMiB"`
 }
 
-// tally adds up a group's samples: now is its pods of the last one,
-// terminating the seconds a pod of it was being deleted, cpuFirst and
-// cpuLast each pod's first and last CPU reading.
+// tally adds up a group's samples; now is its pods in the last one.
 type tally struct {
 	group
 	fp                            footprint
@@ -139,10 +131,8 @@ type tally struct {
 	wsSum, cpuSeconds, memSeconds float64
 }
 
-// add counts the group's pods of a sample at now, the one before at last,
-// with the kubelet's figures if read (st). A pod counts from its creation
-// or the last sample, the later; its CPU from its first reading if it was
-// made before from, else from its start.
+// add counts the group's pods of a sample, each from its creation or the
+// last sample, the later; its CPU from its start if made after from.
 func (t *tally) add(pods []corev1.Pod, now, last, from time.Time, st map[string]podStats) {
 	ws := 0.0
 	t.now = 0
@@ -176,8 +166,7 @@ func (t *tally) add(pods []corev1.Pod, now, last, from time.Time, st map[string]
 	}
 }
 
-// footprint is the tally's over a window of that many seconds, with that
-// many readings of the kubelet.
+// footprint is the tally's over a window, with readings of the kubelet.
 func (t *tally) footprint(window float64, readings int) footprint {
 	fp := t.fp
 	fp.Row, fp.AlwaysOn = t.row, t.service.name == ""
@@ -193,10 +182,8 @@ func (t *tally) footprint(window float64, readings int) footprint {
 	return fp
 }
 
-// sample lists the cluster's pods every interval from from, with the
-// kubelet's figures every statsEvery-th time, into a tally per group until
-// done holds at a sample's time. It returns the tallies, how many times the
-// kubelet was read and the last sample's time.
+// sample tallies the groups' pods every interval from from, reading the
+// kubelet every statsEvery-th time, until done holds.
 func sample(ctx context.Context, groups []group, from time.Time, every time.Duration, statsEvery int,
 	done func(now time.Time, ts []*tally) bool) (ts []*tally, readings int, last time.Time, err error) {
 	for _, g := range groups {
@@ -233,9 +220,7 @@ func sample(ctx context.Context, groups []group, from time.Time, every time.Dura
 }
 
 // measureIdle bills the groups' pods over the window, the Services among
-// them gone first: pods listed every second, the kubelet read every 5 s (it
-// refreshes its figures every 10-15 s). Then it fires the pings once and
-// times their wake-ups.
+// them gone first, then fires the pings once and times their wake-ups.
 func measureIdle(ctx context.Context, name string, window time.Duration, groups []group, pings ...resyncPing) (ph phase, err error) {
 	if ph.Name = name; window == 0 {
 		return ph, nil
@@ -279,8 +264,7 @@ func measureIdle(ctx context.Context, name string, window time.Duration, groups 
 	return ph, err
 }
 
-// podStats is what the kubelet says of a pod: CPU used since it started,
-// in core-nanoseconds, and its working set in bytes.
+// podStats is a pod's CPU core-nanoseconds and working set bytes.
 type podStats struct{ cpu, workingSet uint64 }
 
 // stats reads the kubelet's figures of every pod, by "namespace/name".
@@ -311,9 +295,7 @@ type resyncPing struct {
 
 var fooPing, barPing = resyncPing{"foo-resync", fooReconciler}, resyncPing{"bar-resync", barReconciler}
 
-// pingWake is a Service's wake-up, its pods counted as the idle bill
-// counts them: TerminatingSeconds of PodSeconds being deleted (queue-proxy's
-// drain, mostly); HourlyPercent, PodSeconds as a share of an hour.
+// pingWake is a Service's wake-up, its pods counted as the idle bill's.
 type pingWake struct {
 	Service            string    `json:"service"`
 	Fired              time.Time `json:"fired"`
@@ -325,8 +307,7 @@ type pingWake struct {
 }
 
 // firePings makes each PingSource fire once, at the next whole minute at
-// least 20 s away (its schedule set to it, then put back), and times the
-// wake-ups, the Services gone first.
+// least 20 s away, and times the wake-ups, the Services gone first.
 func firePings(ctx context.Context, pings ...resyncPing) ([]pingWake, error) {
 	at := time.Now().Add(20 * time.Second).Truncate(time.Minute).Add(time.Minute).UTC()
 	var services []knativeService
@@ -379,10 +360,8 @@ func wakesOf(ctx context.Context, from time.Time, services ...knativeService) ([
 	return wakes, err
 }
 
-// churnStep is what one namespace made or deleted cost on the stream:
-// Eventing writes the namespace list into the adapter's environment, so the
-// adapter rolls, and its new pod asks every member for a resync.
-// AdapterSeconds is from the request until the adapter rolled out.
+// churnStep is what a namespace made or deleted cost on the stream: it is
+// written into the adapter's environment, which rolls it.
 type churnStep struct {
 	AdapterSeconds float64    `json:"adapterSeconds"`
 	Wakes          []pingWake `json:"wakes"`
@@ -394,8 +373,7 @@ type namespaceChurn struct {
 	Deleted churnStep `json:"deleted"`
 }
 
-// churnNamespace makes a namespace, then deletes it, the members at zero
-// before each, and times each step.
+// churnNamespace makes a namespace, then deletes it, and times each.
 func churnNamespace(ctx context.Context, members ...knativeService) (c *namespaceChurn, err error) {
 	c = &namespaceChurn{}
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "bench-churn-" + strconv.FormatInt(time.Now().Unix(), 36)}}
