@@ -15,26 +15,19 @@
 
 # Measures the operator on real Knative beside the classic sample-controller
 # deployed on the same cluster as a pod (bench/knative): wake-ups from zero;
-# the idle bill in two phases, the Foo operator alone in direct wiring, then
-# the Foo and the example Bar operators on the shared event stream (pods,
-# pod-seconds, working set, CPU and requests of each operator's pods, of the
-# stream's shared pods and of Knative's own), with what one more operator
-# costs and the break-even number of operators; one namespace made and
-# deleted on the stream; and bursts of Foos, the classic and ours in each
-# wiring (direct twice: ACK=reconciled, then ACK=queued), and the classic
-# with the stream carrying its events to a reconciler that answers them at
-# once (the stream's floor), with our reconciler's requests from the audit
-# log, and the node's CPU by component during each burst. Brings the one-node cluster up,
-# installs the operator and builds the classic's image if needed; installs
-# the Bar operator and switches both operators to the stream
-# (_output/stream-bench), and leaves the cluster so: in stream wiring.
-# Writes bench/results/<time>-knative/{results.md,results.json,chart.png}
-# (chart.png: hack/tools/chart/bars, the idle bill's memory per operator and
-# shared). Flags go to bench/knative (-wakeups 5 -n 1000 -idle 10m -burst
-# 1000 -pairs direct,queued,stream,floor; -burst 0 skips the bursts, -pairs
-# names the burst pairs to run; -idle 0 skips the idle bill, the pings and
-# the namespace, and draws no chart). It takes roughly 2 × -idle plus an
-# hour.
+# the idle bill of the Foo operator alone in direct wiring, then of the Foo
+# and the example Bar operators on the shared stream, with the resync pings'
+# wake-ups, what one more operator costs and the break-even; one namespace
+# made and deleted on the stream; and bursts of Foos, the classic's and ours
+# in each wiring, with the node's CPU by component and our reconciler's
+# requests from the audit log. Brings the one-node cluster up, installs the
+# operator and builds the classic's image if needed, and leaves the cluster
+# in stream wiring (_output/stream-bench). Writes
+# bench/results/<time>-knative/{results.md,results.json,chart.png} (chart.png:
+# hack/tools/chart/bars, the idle bill's memory per operator and shared).
+# Flags go to bench/knative (-wakeups 5 -n 1000 -idle 10m -burst 1000 -pairs
+# direct,stream; -burst 0 skips the bursts; -idle 0 the idle bill, the pings,
+# the namespace and the chart). It takes roughly 2 × -idle plus 40 minutes.
 set -euo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/cluster/lib.sh"
 cd "$ROOT"
