@@ -185,11 +185,12 @@ func (t *tally) footprint(window float64, readings int) footprint {
 // sample tallies the groups' pods every interval from from, reading the
 // kubelet every statsEvery-th time, until done holds.
 func sample(ctx context.Context, groups []group, from time.Time, every time.Duration, statsEvery int,
-	done func(now time.Time, ts []*tally) bool) (ts []*tally, readings int, last time.Time, err error) {
+	done func(now time.Time, ts []*tally) bool) ([]*tally, int, time.Time, error) {
+	var ts []*tally
 	for _, g := range groups {
 		ts = append(ts, &tally{group: g, cpuFirst: map[string]uint64{}, cpuLast: map[string]uint64{}})
 	}
-	for i, last := 0, from; ; i++ {
+	for i, readings, last := 0, 0, from; ; i++ {
 		now := time.Now()
 		pods, err := podsOf(ctx, "", "")
 		var st map[string]podStats
