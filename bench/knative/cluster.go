@@ -344,8 +344,8 @@ func (b batch) create(ctx context.Context, n int) error {
 	return g.Wait()
 }
 
-// populate is a step that makes n objects of each batch and waits until all
-// are reconciled.
+// populate is a step that makes n objects of each batch (a run before may
+// have left more) and waits until all are reconciled.
 func populate(n int, batches ...batch) func(context.Context) error {
 	return func(ctx context.Context) error {
 		for _, b := range batches {
@@ -357,7 +357,7 @@ func populate(n int, batches ...batch) func(context.Context) error {
 		for _, b := range batches {
 			err := poll(ctx, 2*time.Second, 20*time.Minute, "the objects of "+b.ns+" reconciled", func(ctx context.Context) (bool, error) {
 				p, err := b.progress(ctx)
-				return err == nil && p.objects == n && p.reconciled == n, nil
+				return err == nil && p.objects >= n && p.reconciled == p.objects, nil
 			})
 			if err != nil {
 				return err
