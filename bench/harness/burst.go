@@ -20,7 +20,6 @@ import (
 	"context"
 	"fmt"
 	"net"
-	"os"
 	"slices"
 	"sync"
 	"time"
@@ -38,19 +37,19 @@ import (
 	"github.com/frugal-operator/foo-operator/test/controlplane"
 )
 
-// measured is a burst's time, each Foo's latency (ms), each process's CPU
-// seconds, and the requests once they stopped, the harness's own left out.
+// measured is a burst's time, each Foo's latency (ms), and the requests
+// once they stopped, the harness's own left out.
 type measured struct {
-	took          time.Duration
-	lat           []float64
-	cpu, requests map[string]float64
+	took     time.Duration
+	lat      []float64
+	requests map[string]float64
 }
 
 // bursts measures a burst of new Foos, then one of their updates.
 func (r *run) bursts(ctx context.Context, res *Result, p *controlplane.Process, c controller) error {
 	r.cfg.Log("N=%d: %s: a burst of %d Foos, then of their updates", r.n, c.name, res.Burst)
 	b, err := r.burst(ctx, p, c, "burst-"+c.label, res.Burst, 1)
-	if res.BurstSeconds, res.BurstCPU = b.took.Seconds(), b.cpu; err != nil {
+	if res.BurstSeconds = b.took.Seconds(); err != nil {
 		res.Incomplete = "burst: " + err.Error()
 		return err
 	}
@@ -95,7 +94,7 @@ func (r *run) burst(ctx context.Context, p *controlplane.Process, c controller, 
 	if err != nil {
 		return measured{}, err
 	}
-	foos, cpu0, first := r.dyn.Resource(c.foos).Namespace(ns), r.cpu(p), time.Now()
+	foos, first := r.dyn.Resource(c.foos).Namespace(ns), time.Now()
 	patch := []byte(fmt.Sprintf(`{"spec":{"replicas":%d}}`, gen))
 	if err := parallel(n, func(i int) (err error) {
 		name := fmt.Sprintf("b-%d", i)
@@ -111,7 +110,7 @@ func (r *run) burst(ctx context.Context, p *controlplane.Process, c controller, 
 	}
 	err = until(ctx, p, 10*time.Millisecond, func(context.Context) bool { return m.reached(n, withStatus) })
 	last, lat := m.done(first, withStatus)
-	out := measured{took: last.Sub(first), lat: lat, cpu: delta(cpu0, r.cpu(p))}
+	out := measured{took: last.Sub(first), lat: lat}
 	if err != nil {
 		return out, fmt.Errorf("%d of %d Foos done: %w", len(lat), n, err)
 	}
@@ -200,19 +199,4 @@ func (r *run) watch(ctx context.Context, g schema.GroupVersionResource, ns strin
 		}
 	}()
 	return nil
-}
-
-// cpu is the CPU seconds each process has used, and all cores left idle.
-func (r *run) cpu(controller *controlplane.Process) map[string]float64 {
-	m := map[string]float64{}
-	for role, pid := range map[string]int{"kube-apiserver": r.cp.APIServer.PID(), "etcd": r.cp.Etcd.PID(),
-		"controller": controller.PID(), "adapters": r.adapter.PID(), "harness": os.Getpid()} {
-		if c, err := cpuSeconds(pid); err == nil {
-			m[role] = c
-		}
-	}
-	if idle, err := machineIdleSeconds(); err == nil {
-		m["machine idle"] = idle
-	}
-	return m
 }

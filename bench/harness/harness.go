@@ -16,24 +16,11 @@ limitations under the License.
 
 // Package harness measures this project's reconciler beside the classic
 // informer-based k8s.io/sample-controller on one loopback API server, in one
-// run, so that their ratios hold on a noisy machine.
-//
-// Each N has a control plane of its own (etcd and kube-apiserver, no
-// deployment controller) with config/ and the classic's CRD applied, N Foos
-// of each side with their Deployments and N unrelated Deployments, and the
-// Foo operator's ApiServerSource adapter running as a process throughout.
-// Then, one after the other: the classic with a raised client limit (the
-// anchor of every ratio), ours at ACK=reconciled and ours at ACK=queued,
-// each with the same limit. Each is timed from its start to ready and to a
-// first Foo reconciled, then through a burst of new Foos and one of updates
-// to all of them, as watches on connections of their own see them; it costs
-// requests (kube-apiserver's apiserver_request_total, per Foo of the burst)
-// and CPU and memory (/proc) over an idle window. Ours at ACK=reconciled
-// also answers the hourly ping's resync with every Foo converged, and the
-// adapter's own memory and idle CPU are taken beside it. Between phases the
-// harness waits until the API server's request counters stop moving.
-//
-// bench/loopback runs it; hack/bench.sh draws its chart.
+// run, so that their ratios hold on a noisy machine. Each N has a control
+// plane of its own with config/ applied, N Foos of each side and N unrelated
+// Deployments, and the Foo operator's ApiServerSource adapter as a process;
+// the controllers are measured one after the other, in the order of
+// controllers (bench/README.md says what). bench/loopback runs it.
 package harness
 
 import (
@@ -42,7 +29,6 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
-	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -85,18 +71,17 @@ type Result struct {
 	WritesPerFoo, ReadsPerFoo, IdleCPUSeconds float64
 	Resync                                    map[string]float64 // the ping's
 	ResyncMs                                  float64
-	BurstCPU                                  map[string]float64 `json:",omitempty"` // CPU s by process, and "machine idle"
 	Incomplete                                string
 }
 
 // Report is a whole run.
 type Report struct {
-	When         time.Time
-	Ns           []int
-	Burst, Cores int
-	Idle         string
-	SenderAuth   bool
-	Results      []Result
+	When       time.Time
+	Ns         []int
+	Burst      int
+	Idle       string
+	SenderAuth bool
+	Results    []Result
 }
 
 // Run measures every controller at every N.
@@ -104,7 +89,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if cfg.Log == nil {
 		cfg.Log = func(string, ...any) {}
 	}
-	rep := &Report{When: time.Now(), Ns: cfg.Ns, Burst: cfg.Burst, Cores: runtime.NumCPU(), Idle: cfg.Idle.String(), SenderAuth: cfg.SenderAuth}
+	rep := &Report{When: time.Now(), Ns: cfg.Ns, Burst: cfg.Burst, Idle: cfg.Idle.String(), SenderAuth: cfg.SenderAuth}
 	for _, n := range cfg.Ns {
 		rs, err := runN(ctx, cfg, n)
 		if rep.Results = append(rep.Results, rs...); err != nil {

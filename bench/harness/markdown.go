@@ -26,7 +26,7 @@ import (
 
 // WriteMarkdown writes results.md, a section a function.
 func (rep *Report) WriteMarkdown(w io.Writer) {
-	for _, section := range []func(io.Writer){rep.mainTable, rep.ratios, rep.requests, rep.resyncs, rep.burstCPU, rep.incomplete} {
+	for _, section := range []func(io.Writer){rep.mainTable, rep.ratios, rep.requests, rep.resyncs, rep.incomplete} {
 		section(w)
 	}
 }
@@ -99,23 +99,6 @@ func (rep *Report) resyncs(w io.Writer) {
 		}
 		if r.Resync != nil {
 			fmt.Fprintf(w, "- N=%d: %.0f requests (%s), %.0f writes, answered in %.0f ms\n", n, total, joined(r.Resync, "%.0f"), writes, r.ResyncMs)
-		}
-	}
-	fmt.Fprintln(w)
-}
-
-// burstCPU is where each burst's time went, by process.
-func (rep *Report) burstCPU(w io.Writer) {
-	fmt.Fprintf(w, "Where a burst's time goes: the CPU seconds each process used during the burst, and what the machine's %d cores left idle (of %d × the burst's seconds):\n\n", rep.Cores, rep.Cores)
-	for _, r := range rep.Results {
-		var parts []string
-		for _, k := range []string{"kube-apiserver", "etcd", "controller", "adapters", "harness", "machine idle"} {
-			if v, ok := r.BurstCPU[k]; ok {
-				parts = append(parts, fmt.Sprintf("%s %.1f", k, v))
-			}
-		}
-		if len(parts) > 0 {
-			fmt.Fprintf(w, "- N=%d, %s (%.1f s, %.1f CPU s): %s\n", r.N, r.Controller, r.BurstSeconds, float64(rep.Cores)*r.BurstSeconds, strings.Join(parts, ", "))
 		}
 	}
 	fmt.Fprintln(w)

@@ -180,13 +180,3 @@ func cpuSeconds(pid int) (float64, error) {
 	s, _ := strconv.ParseFloat(f[12], 64)
 	return (u + s) / clockTicks, nil
 }
-
-// machineIdleSeconds returns the CPU time all cores have spent idle or in iowait.
-func machineIdleSeconds() (float64, error) {
-	b, err := os.ReadFile("/proc/stat")
-	var user, nice, system, idle, iowait float64
-	if err == nil {
-		_, err = fmt.Sscanf(string(b), "cpu %f %f %f %f %f", &user, &nice, &system, &idle, &iowait)
-	}
-	return (idle + iowait) / clockTicks, err
-}

@@ -151,33 +151,6 @@ func applyStream(members ...string) func(context.Context) error {
 	}
 }
 
-// ensureDirect puts the Foo operator back in direct wiring as a user does
-// (test/knative's backToDirect) if a run before left it on the stream, and
-// says so in a note. The stream stays, with the Bar operator if it was on it.
-func (r *results) ensureDirect(ctx context.Context) error {
-	stream, err := dyn.Resource(sourceGVR).Namespace(streamNS).Get(ctx, "operators", metav1.GetOptions{})
-	if err != nil && !apierrs.IsNotFound(err) {
-		return err
-	}
-	onStream := false
-	if err == nil {
-		watched, _, _ := unstructured.NestedSlice(stream.Object, "spec", "resources")
-		onStream = slices.ContainsFunc(watched, func(w any) bool { m, _ := w.(map[string]any); return m["kind"] == "Foo" })
-	}
-	if _, err := dyn.Resource(sourceGVR).Namespace(fooSystem).Get(ctx, "foos", metav1.GetOptions{}); err == nil && !onStream {
-		return nil
-	}
-	if logf("the Foo operator back to direct wiring"); !onStream {
-		r.Notes = append(r.Notes, "Phase 1 began with Foo's own ApiServerSource missing: the release was applied again.")
-		return kubectl("apply", "-f", releaseFoo)(ctx)
-	}
-	r.Notes = append(r.Notes, "Phase 1 began with the Foo operator on the stream (a run before left it so): it was taken back to direct wiring; "+
-		"the stream, and the Bar operator if it was on it, stayed, their pods running beside phase 1 and not counted in its rows.")
-	return steps(ctx, kubectl("apply", "-f", releaseFoo), applyStream("examples/bar-operator-stream"),
-		kubectl("-n", streamNS, "delete", "trigger", "-l", "app.kubernetes.io/part-of=foo-operator"),
-		kubectl("delete", "--ignore-not-found", "clusterrole", "foo-operator-stream"))
-}
-
 // switchToStream installs the example Bar operator and puts both operators
 // on the shared stream as the Knative suite's TestBrokerWiring does.
 func switchToStream(ctx context.Context) error {

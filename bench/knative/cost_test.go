@@ -37,29 +37,27 @@ func TestOperators(t *testing.T) {
 
 // costOf counts always-on pods, sums each wiring's shared rows, adds the
 // hourly ping's wake-up to a reconciler whose window held none of its pods
-// (and only then), and works out the break-evens, with Traefik's too.
+// (and only then), and works out the break-evens.
 func TestCostOf(t *testing.T) {
-	on := func(row string, pods int, ws, req float64) footprint {
-		return footprint{Row: row, AlwaysOn: true, MaxPods: pods, MeanWorkingSetMiB: ws, RequestsMemoryMiB: req}
+	on := func(row string, pods int, ws float64) footprint {
+		return footprint{Row: row, AlwaysOn: true, MaxPods: pods, MeanWorkingSetMiB: ws}
 	}
-	knative := []footprint{on(rowServing, 4, 250, 80), on(rowEventing, 5, 225, 100)}
-	fooWake := pingWake{Service: fooReconciler.String(), PodSeconds: 36, PeakWorkingSetMiB: 40, RequestsMemoryMiB: 50}
-	direct := phase{Rows: append([]footprint{on(rowClassic, 1, 43, 64), {Row: rowFoo, PodSeconds: 8, MeanWorkingSetMiB: 0.4},
-		on(rowFooAdapter, 1, 11, 16)}, knative...), PingWakes: []pingWake{fooWake}}
-	stream := phase{Rows: append([]footprint{{Row: rowFoo}, {Row: rowBar}, on(rowStreamAdapter, 1, 13, 16), on(rowBrokerPlane, 3, 108, 60)}, knative...),
-		PingWakes:  []pingWake{fooWake, {Service: barReconciler.String(), PodSeconds: 72, PeakWorkingSetMiB: 30, RequestsMemoryMiB: 50}},
-		HostRSSMiB: map[string]float64{"traefik": 86}}
+	knative := []footprint{on(rowServing, 4, 250), on(rowEventing, 5, 225)}
+	fooWake := pingWake{Service: fooReconciler.String(), PodSeconds: 36, PeakWorkingSetMiB: 40}
+	direct := phase{Rows: append([]footprint{on(rowClassic, 1, 43), {Row: rowFoo, PodSeconds: 8, MeanWorkingSetMiB: 0.4},
+		on(rowFooAdapter, 1, 11)}, knative...), PingWakes: []pingWake{fooWake}}
+	stream := phase{Rows: append([]footprint{{Row: rowFoo}, {Row: rowBar}, on(rowStreamAdapter, 1, 13), on(rowBrokerPlane, 3, 108)}, knative...),
+		PingWakes: []pingWake{fooWake, {Service: barReconciler.String(), PodSeconds: 72, PeakWorkingSetMiB: 30}}}
 	c := costOf(direct, stream)
 	got := []float64{float64(c.Classic.AlwaysOnPods), float64(c.OursDirect.AlwaysOnPods), float64(c.OursStream.AlwaysOnPods),
 		float64(c.SharedDirect.AlwaysOnPods), float64(c.SharedStream.AlwaysOnPods),
-		c.OursDirect.WorkingSetMiB, c.OursStream.WorkingSetMiB, c.OursStream.RequestsMemoryMiB, c.BarStream.WorkingSetMiB,
-		c.SharedDirect.WorkingSetMiB, c.SharedStream.WorkingSetMiB, c.TraefikRSSMiB,
-		float64(c.BreakEvenDirect.WorkingSet), float64(c.BreakEvenStream.WorkingSet), float64(c.BreakEvenStream.RequestsMemory), float64(c.BreakEvenStreamTraefik)}
+		c.OursDirect.WorkingSetMiB, c.OursStream.WorkingSetMiB, c.BarStream.WorkingSetMiB, c.SharedDirect.WorkingSetMiB, c.SharedStream.WorkingSetMiB,
+		float64(c.BreakEvenDirect), float64(c.BreakEvenStream)}
 	want := []float64{1, 1, 0, 9, 13,
-		0.4 + 11, 40 * 36.0 / 3600, 50 * 36.0 / 3600, 30 * 72.0 / 3600, // the direct window held a pod: no ping added
-		250 + 225, 13 + 108 + 250 + 225, 86,
-		16, 14, float64(operators(256, 64, 0.5)), float64(operators(596+86, 43, 0.4))}
+		0.4 + 11, 40 * 36.0 / 3600, 30 * 72.0 / 3600, // the direct window held a pod: no ping added
+		250 + 225, 13 + 108 + 250 + 225,
+		16, 14}
 	if diff := cmp.Diff(want, got, cmpopts.EquateApprox(0, 1e-9)); diff != "" {
-		t.Errorf("pods; working sets; memory requests; shared; Traefik; break-evens (-want, +got):\n%s", diff)
+		t.Errorf("pods; working sets; shared; break-evens (-want, +got):\n%s", diff)
 	}
 }

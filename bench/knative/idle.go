@@ -20,9 +20,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -86,14 +84,13 @@ var (
 // phase is the idle bill of one phase, with the resync pings' wake-ups
 // fired after it; PingInWindow: the hourly ping (minute 0) fell in it.
 type phase struct {
-	Name          string             `json:"name"`
-	Start         time.Time          `json:"start"`
-	WindowSeconds float64            `json:"windowSeconds"`
-	PingInWindow  bool               `json:"pingInWindow"`
-	Objects       map[kind]int       `json:"objects"`
-	Rows          []footprint        `json:"rows"`
-	HostRSSMiB    map[string]float64 `json:"hostRssMiB"`
-	PingWakes     []pingWake         `json:"pingWakes"`
+	Name          string       `json:"name"`
+	Start         time.Time    `json:"start"`
+	WindowSeconds float64      `json:"windowSeconds"`
+	PingInWindow  bool         `json:"pingInWindow"`
+	Objects       map[kind]int `json:"objects"`
+	Rows          []footprint  `json:"rows"`
+	PingWakes     []pingWake   `json:"pingWakes"`
 }
 
 // row returns the phase's row of that name, and whether it has one.
@@ -108,27 +105,25 @@ func (ph phase) row(name string) (footprint, bool) {
 // footprint is what a group's pods held and used over a window, each pod
 // from its creation until it is gone.
 type footprint struct {
-	Row                   string   `json:"row"`
-	AlwaysOn              bool     `json:"alwaysOn"`
-	MaxPods               int      `json:"maxPods"`
-	Pods                  []string `json:"pods"`
-	PodSeconds            float64  `json:"podSeconds"`
-	PodSecondsPerHour     float64  `json:"podSecondsPerHour"`
-	PeakWorkingSetMiB     float64  `json:"peakWorkingSetMiB"`
-	MeanWorkingSetMiB     float64  `json:"meanWorkingSetMiB"`
-	CPUMillicores         float64  `json:"cpuMillicores"`
-	RequestsCPUMillicores float64  `json:"requestsCpuMillicores"`
-	RequestsMemoryMiB     float64  `json:"requestsMemoryMiB"`
+	Row               string   `json:"row"`
+	AlwaysOn          bool     `json:"alwaysOn"`
+	MaxPods           int      `json:"maxPods"`
+	Pods              []string `json:"pods"`
+	PodSeconds        float64  `json:"podSeconds"`
+	PodSecondsPerHour float64  `json:"podSecondsPerHour"`
+	PeakWorkingSetMiB float64  `json:"peakWorkingSetMiB"`
+	MeanWorkingSetMiB float64  `json:"meanWorkingSetMiB"`
+	CPUMillicores     float64  `json:"cpuMillicores"`
 }
 
 // tally adds up a group's samples; now is its pods in the last one.
 type tally struct {
 	group
-	fp                            footprint
-	now                           int
-	terminating                   float64
-	cpuFirst, cpuLast             map[string]uint64
-	wsSum, cpuSeconds, memSeconds float64
+	fp                footprint
+	now               int
+	terminating       float64
+	cpuFirst, cpuLast map[string]uint64
+	wsSum             float64
 }
 
 // add counts the group's pods of a sample, each from its creation or the
@@ -146,10 +141,6 @@ func (t *tally) add(pods []corev1.Pod, now, last, from time.Time, st map[string]
 		held := now.Sub(last).Seconds()
 		if c := p.CreationTimestamp.Time; c.After(last) {
 			held = now.Sub(c).Seconds()
-		}
-		for _, c := range p.Spec.Containers {
-			t.cpuSeconds += float64(c.Resources.Requests.Cpu().MilliValue()) * held
-			t.memSeconds += float64(c.Resources.Requests.Memory().Value()) / (1 << 20) * held
 		}
 		if t.fp.PodSeconds += held; p.DeletionTimestamp != nil {
 			t.terminating += held
@@ -171,7 +162,6 @@ func (t *tally) footprint(window float64, readings int) footprint {
 	fp := t.fp
 	fp.Row, fp.AlwaysOn = t.row, t.service.name == ""
 	fp.PodSecondsPerHour, fp.MeanWorkingSetMiB = fp.PodSeconds*3600/window, t.wsSum/float64(max(readings, 1))
-	fp.RequestsCPUMillicores, fp.RequestsMemoryMiB = t.cpuSeconds/window, t.memSeconds/window
 	for name, last := range t.cpuLast {
 		first := t.cpuFirst[name]
 		if last < first {
@@ -234,7 +224,7 @@ func measureIdle(ctx context.Context, name string, window time.Duration, groups 
 		}
 	}
 	logf("%s: idle for %v", name, window)
-	ph.Objects, ph.HostRSSMiB = map[kind]int{}, map[string]float64{}
+	ph.Objects = map[kind]int{}
 	for _, k := range []kind{oursFoo, classicFoo, bar} {
 		if l, err := dyn.Resource(k.gvr()).List(ctx, metav1.ListOptions{ResourceVersion: "0"}); err == nil {
 			ph.Objects[k] = len(l.Items)
@@ -250,16 +240,6 @@ func measureIdle(ctx context.Context, name string, window time.Duration, groups 
 	ph.PingInWindow = hour.Equal(ph.Start) || !hour.Add(time.Hour).After(last)
 	for _, t := range ts {
 		ph.Rows = append(ph.Rows, t.footprint(ph.WindowSeconds, readings))
-	}
-	for _, host := range []string{"traefik", "coredns"} { // hack/cluster/up.sh runs them outside Kubernetes
-		pid, _ := os.ReadFile("_output/cluster/pids/" + host)
-		status, _ := os.ReadFile("/proc/" + strings.TrimSpace(string(pid)) + "/status")
-		for line := range strings.Lines(string(status)) {
-			if kb, ok := strings.CutPrefix(line, "VmRSS:"); ok {
-				rss, _ := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(kb), " kB"), 64)
-				ph.HostRSSMiB[host] = rss / 1024
-			}
-		}
 	}
 	ph.PingWakes, err = firePings(ctx, pings...)
 	return ph, err
@@ -303,7 +283,6 @@ type pingWake struct {
 	PodSeconds         float64   `json:"podSeconds"`
 	HourlyPercent      float64   `json:"hourlyPercent"`
 	PeakWorkingSetMiB  float64   `json:"peakWorkingSetMiB"`
-	RequestsMemoryMiB  float64   `json:"requestsMemoryMiB"`
 	TerminatingSeconds float64   `json:"terminatingSeconds"`
 }
 
@@ -354,52 +333,9 @@ func wakesOf(ctx context.Context, from time.Time, services ...knativeService) ([
 	})
 	var wakes []pingWake
 	for _, t := range ts {
-		w := pingWake{t.row, from, t.fp.PodSeconds, 100 * t.fp.PodSeconds / 3600, t.fp.PeakWorkingSetMiB, t.memSeconds / max(t.fp.PodSeconds, 1e-9), t.terminating}
+		w := pingWake{t.row, from, t.fp.PodSeconds, 100 * t.fp.PodSeconds / 3600, t.fp.PeakWorkingSetMiB, t.terminating}
 		logf("  %s: a pod for %.1f s (%.1f s terminating), peak working set %.1f MiB", w.Service, w.PodSeconds, w.TerminatingSeconds, w.PeakWorkingSetMiB)
 		wakes = append(wakes, w)
 	}
 	return wakes, err
-}
-
-// churnStep is what a namespace made or deleted cost on the stream: it is
-// written into the adapter's environment, which rolls it.
-type churnStep struct {
-	AdapterSeconds float64    `json:"adapterSeconds"`
-	Wakes          []pingWake `json:"wakes"`
-}
-
-// namespaceChurn is one namespace made, then deleted.
-type namespaceChurn struct {
-	Made    churnStep `json:"made"`
-	Deleted churnStep `json:"deleted"`
-}
-
-// churnNamespace makes a namespace, then deletes it, and times each.
-func churnNamespace(ctx context.Context, members ...knativeService) (c *namespaceChurn, err error) {
-	c = &namespaceChurn{}
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "bench-churn-" + strconv.FormatInt(time.Now().Unix(), 36)}}
-	for _, step := range []*churnStep{&c.Made, &c.Deleted} {
-		if err := atZero(ctx, true, members...); err != nil {
-			return c, err
-		}
-		made, start := step == &c.Made, time.Now()
-		if logf("namespace %s made: %v", ns.Name, made); made {
-			_, err = kube.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{})
-		} else {
-			err = kube.CoreV1().Namespaces().Delete(ctx, ns.Name, metav1.DeleteOptions{})
-		}
-		if err == nil {
-			err = poll(ctx, 250*time.Millisecond, 5*time.Minute, "the stream's adapter rolled out", func(ctx context.Context) (bool, error) {
-				d, err := kube.AppsV1().Deployments(streamNS).List(ctx, metav1.ListOptions{LabelSelector: adapterSelector})
-				return err == nil && len(d.Items) == 1 && rolledOut(&d.Items[0]) && lists(&d.Items[0], ns.Name) == made, nil
-			})
-		}
-		if step.AdapterSeconds = time.Since(start).Seconds(); err == nil {
-			step.Wakes, err = wakesOf(ctx, start, members...)
-		}
-		if err != nil {
-			return c, err
-		}
-	}
-	return c, nil
 }

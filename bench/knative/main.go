@@ -15,33 +15,21 @@ limitations under the License.
 */
 
 // Command knative measures the operator on real Knative (the one-node
-// cluster of hack/cluster) beside the classic k8s.io/sample-controller
-// deployed there as a pod, its client raised to the reconciler's limit
-// (200 requests/s, burst 400). hack/bench-knative.sh brings the cluster up,
-// installs both and runs it into bench/results/<time>-knative/. In order:
-//
-//  1. Its namespaces are made (each one made rolls the ApiServerSource
-//     adapters) and the Foo operator is put in direct wiring.
-//  2. Wake-ups: a Foo created with the reconciler at zero, timed to its
-//     Deployment, then one with the pod warm.
-//  3. Phase 1, the Foo operator alone in direct wiring: N converged Foos of
-//     each controller, the idle bill over -idle of the classic's, the Foo
-//     operator's and Knative's pods, then the resync ping fired once and its
-//     wake-up timed (idle.go). Then the direct burst pair, the classic first.
-//  4. Phase 2, the Foo and the example Bar operators on the shared stream,
-//     switched as test/knative's TestBrokerWiring does: N Bars, the idle
-//     bill and the pings again, one namespace made then deleted; then the
-//     stream burst pair, ours first.
-//  5. What one more operator costs and the break-even (cost.go), into
-//     results.md and results.json, with the chart hack/tools/chart/bars draws.
+// cluster of hack/cluster) beside the classic k8s.io/sample-controller as a
+// pod, its client raised to the reconciler's limit (200 requests/s, burst
+// 400); hack/bench-knative.sh installs both and runs it. In order: the
+// namespaces; wake-ups, from zero and warm; phase 1, the Foo operator alone
+// in direct wiring: N converged Foos of each controller, the idle bill and
+// the resync ping's wake-up (idle.go), then the direct burst pair; phase 2,
+// the Foo and Bar operators on the shared stream, switched as test/knative's
+// TestBrokerWiring does: N Bars, the idle bill and the pings again, then the
+// stream burst pair; last, what one more operator costs (cost.go).
 //
 // A burst (burst.go) is -burst Foos created at once in a namespace of its
-// own, once the path is ready: no backlog in the deployment controller
-// (which every wake-up and Deployment waits behind), the adapter delivering
-// (a canary Foo) and our reconciler at zero, its pods gone. Foos ask for 0
+// own, once no Deployment waits for the deployment controller, the adapter
+// delivers (a canary Foo) and our reconciler has no pod. Foos ask for 0
 // replicas: one node cannot run thousands of pods. A run can be started
-// again: what exists is kept, a burst's namespace emptied. The cluster is
-// left in stream wiring.
+// again: what exists is kept, a burst's namespace emptied.
 package main
 
 import (
@@ -70,28 +58,26 @@ var (
 
 // results is every figure of a run, as results.json holds it.
 type results struct {
-	Started        time.Time       `json:"started"`
-	WakeUps        int             `json:"wakeUps"`
-	N              int             `json:"n"`
-	IdleSeconds    float64         `json:"idleSeconds"`
-	Burst          int             `json:"burst"`
-	Pairs          []string        `json:"pairs"`
-	Notes          []string        `json:"notes,omitempty"`
-	FromZero       []float64       `json:"fromZeroSeconds"`
-	Warm           []float64       `json:"warmSeconds"`
-	Direct         phase           `json:"direct"`
-	Stream         phase           `json:"stream"`
-	Bursts         []burstResult   `json:"bursts,omitempty"`
-	NamespaceChurn *namespaceChurn `json:"namespaceChurn,omitempty"`
-	Cost           cost            `json:"cost"`
-	Chart          chart           `json:"chart"`
+	Started     time.Time     `json:"started"`
+	WakeUps     int           `json:"wakeUps"`
+	N           int           `json:"n"`
+	IdleSeconds float64       `json:"idleSeconds"`
+	Burst       int           `json:"burst"`
+	Pairs       []string      `json:"pairs"`
+	Notes       []string      `json:"notes,omitempty"`
+	FromZero    []float64     `json:"fromZeroSeconds"`
+	Warm        []float64     `json:"warmSeconds"`
+	Direct      phase         `json:"direct"`
+	Stream      phase         `json:"stream"`
+	Bursts      []burstResult `json:"bursts,omitempty"`
+	Cost        cost          `json:"cost"`
 }
 
 func main() {
 	r := &results{Started: time.Now().UTC()}
 	flag.IntVar(&r.WakeUps, "wakeups", 5, "wake-ups from zero to time")
 	flag.IntVar(&r.N, "n", 1000, "converged Foos of each controller, and Bars, during the idle windows")
-	idle := flag.Duration("idle", 10*time.Minute, "each phase's idle window (0: no idle bill, pings, namespace or chart)")
+	idle := flag.Duration("idle", 10*time.Minute, "each phase's idle window (0: no idle bill or pings)")
 	flag.IntVar(&r.Burst, "burst", 1000, "Foos in each burst (0: no burst)")
 	pairs := flag.String("pairs", strings.Join(pairNames, ","), "the burst pairs to make, of "+strings.Join(pairNames, ", "))
 	out := flag.String("out", "", "folder for results.md and results.json")
@@ -108,7 +94,6 @@ func main() {
 		}
 		if len(r.Direct.Rows) > 0 && len(r.Stream.Rows) > 0 {
 			r.Cost = costOf(r.Direct, r.Stream)
-			r.Chart = chartOf(r.Cost)
 		}
 		err = errors.Join(err, r.write(*out))
 	}
@@ -125,7 +110,7 @@ func logf(format string, args ...any) {
 
 // measure runs the steps of the package's doc.
 func (r *results) measure(ctx context.Context, idle time.Duration) error {
-	return steps(ctx, ensureNamespaces, r.ensureDirect, directWiring.delivers, r.timeWakeUps,
+	return steps(ctx, ensureNamespaces, directWiring.delivers, r.timeWakeUps,
 		kubectl("-n", classicNS, "rollout", "status", "deployment/"+classicNS, "--timeout=3m"),
 		populate(r.N, batch{oursFoo, nsOurs}, batch{classicFoo, nsClassic}),
 		func(ctx context.Context) (err error) {
@@ -136,10 +121,8 @@ func (r *results) measure(ctx context.Context, idle time.Duration) error {
 		switchToStream,
 		populate(r.N, batch{bar, nsBars}),
 		func(ctx context.Context) (err error) {
-			if r.Stream, err = measureIdle(ctx, "two operators, shared stream", idle, streamGroups, fooPing, barPing); err == nil && idle > 0 {
-				r.NamespaceChurn, err = churnNamespace(ctx, fooReconciler, barReconciler)
-			}
-			return err
+			r.Stream, err = measureIdle(ctx, "two operators, shared stream", idle, streamGroups, fooPing, barPing)
+			return
 		},
 		r.pair(streamWiring, "stream", burstSpec{"ours, shared stream", oursFoo, nsBurstStream}, burstSpec{"classic", classicFoo, nsBurstClassic2}))
 }

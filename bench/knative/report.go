@@ -20,7 +20,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"maps"
 	"math"
 	"os"
 	"path/filepath"
@@ -33,7 +32,7 @@ import (
 // markdown is results.md.
 func (r *results) markdown() string {
 	var b strings.Builder
-	for _, section := range []func(*strings.Builder, *results){header, wakeUps, idleBill, perOperator, namespaceCost, bursts, burstsCPU, auditTables} {
+	for _, section := range []func(*strings.Builder, *results){header, wakeUps, idleBill, perOperator, bursts, burstsCPU, auditTables} {
 		section(&b, r)
 	}
 	return b.String()
@@ -89,8 +88,8 @@ func idleBill(b *strings.Builder, r *results) {
 			fmt.Fprintf(b, "- Phase %d: not measured (the run stopped before).\n", i+1)
 		}
 	}
-	b.WriteString("\n| row | phase | always-on pods | pod-seconds per hour | peak working set MiB | working set MiB, time-weighted | mean CPU millicores | " +
-		"requests CPU m / memory MiB |\n|---|---|---:|---:|---:|---:|---:|---|\n")
+	b.WriteString("\n| row | phase | always-on pods | pod-seconds per hour | peak working set MiB | working set MiB, time-weighted | mean CPU millicores |\n" +
+		"|---|---|---:|---:|---:|---:|---:|\n")
 	for _, name := range rowOrder {
 		for i, ph := range phases {
 			if f, ok := ph.row(name); ok {
@@ -98,15 +97,14 @@ func idleBill(b *strings.Builder, r *results) {
 				if !f.AlwaysOn {
 					pods = fmt.Sprintf("0; %d seen", len(f.Pods))
 				}
-				fmt.Fprintf(b, "| %s | %d | %s | %.0f | %.1f | %.1f | %.1f | %.1f / %.1f |\n", name, i+1, pods, f.PodSecondsPerHour,
-					f.PeakWorkingSetMiB, f.MeanWorkingSetMiB, f.CPUMillicores, f.RequestsCPUMillicores, f.RequestsMemoryMiB)
+				fmt.Fprintf(b, "| %s | %d | %s | %.0f | %.1f | %.1f | %.1f |\n", name, i+1, pods, f.PodSecondsPerHour,
+					f.PeakWorkingSetMiB, f.MeanWorkingSetMiB, f.CPUMillicores)
 			}
 		}
 	}
-	fmt.Fprintf(b, "\n- Pods listed every second, each counted from its creation until it is gone, with its spec's requests; the kubelet's "+
-		"working set (summed over the row's pods, 0 while none exists) and CPU read every 5 s. Knative's own requests are lowered "+
-		"on this cluster to 10m and 20Mi a container. The broker's data plane (pods named %s) is always on; direct wiring does not "+
-		"use it. Knative Eventing's row holds the PingSource adapter, which sends the resync pings.\n", strings.Join(brokerPlane, ", "))
+	fmt.Fprintf(b, "\n- Pods listed every second, each counted from its creation until it is gone; the kubelet's working set (summed over "+
+		"the row's pods, 0 while none exists) and CPU read every 5 s. The broker's data plane (pods named %s) is always on; direct "+
+		"wiring does not use it. Knative Eventing's row holds the PingSource adapter, which sends the resync pings.\n", strings.Join(brokerPlane, ", "))
 	fmt.Fprintf(b, "- The hourly resync ping fell in phase 1's window: %s; in phase 2's: %s. So each phase then fires the pings once, "+
 		"and times each wake-up as above:\n", yesNo(r.Direct.PingInWindow), yesNo(r.Stream.PingInWindow))
 	for i, ph := range phases {
@@ -115,11 +113,7 @@ func idleBill(b *strings.Builder, r *results) {
 				"%.2f %% of an hour.\n", i+1, w.Service, w.PodSeconds, w.TerminatingSeconds, w.PeakWorkingSetMiB, w.HourlyPercent)
 		}
 	}
-	b.WriteString("- Not pods, so not in the table: hack/cluster/up.sh runs Traefik (Knative Serving's ingress) and CoreDNS as host processes")
-	for _, host := range slices.Sorted(maps.Keys(r.Stream.HostRSSMiB)) {
-		fmt.Fprintf(b, "; %s %.1f MiB resident at the end of phase 2", host, r.Stream.HostRSSMiB[host])
-	}
-	b.WriteString(".\n\n")
+	b.WriteString("\n")
 }
 
 // perOperator is what one more operator costs, what all share, and the
@@ -132,7 +126,7 @@ func perOperator(b *strings.Builder, r *results) {
 		return
 	}
 	b.WriteString("Each figure time-weighted over its phase's idle window (a reconciler's while a pod of it exists).\n\n" +
-		"| | always-on pods | working set MiB | CPU millicores | requests CPU m / memory MiB |\n|---|---:|---:|---:|---|\n")
+		"| | always-on pods | working set MiB | CPU millicores |\n|---|---:|---:|---:|\n")
 	for _, row := range []struct {
 		name string
 		s    share
@@ -144,44 +138,21 @@ func perOperator(b *strings.Builder, r *results) {
 		{"shared, direct wiring: Knative Serving and Eventing without the broker's data plane (phase 1)", c.SharedDirect},
 		{"shared, stream: Knative Serving and Eventing, the broker's data plane, the stream's adapter, dead letters (phase 2)", c.SharedStream},
 	} {
-		fmt.Fprintf(b, "| %s | %d | %.1f | %.1f | %.1f / %.1f |\n", row.name, row.s.AlwaysOnPods, row.s.WorkingSetMiB, row.s.CPUMillicores,
-			row.s.RequestsCPUMillicores, row.s.RequestsMemoryMiB)
+		fmt.Fprintf(b, "| %s | %d | %.1f | %.1f |\n", row.name, row.s.AlwaysOnPods, row.s.WorkingSetMiB, row.s.CPUMillicores)
 	}
+	b.WriteString("\n")
 	for _, be := range []struct {
 		what         string
 		shared, ours share
-		ws, requests int
+		k            int
 	}{
-		{"on the stream", c.SharedStream, c.OursStream, c.BreakEvenStream.WorkingSet, c.BreakEvenStream.RequestsMemory},
-		{"in direct wiring (an adapter per operator)", c.SharedDirect, c.OursDirect, c.BreakEvenDirect.WorkingSet, c.BreakEvenDirect.RequestsMemory},
+		{"on the stream", c.SharedStream, c.OursStream, c.BreakEvenStream},
+		{"in direct wiring (an adapter per operator)", c.SharedDirect, c.OursDirect, c.BreakEvenDirect},
 	} {
-		fmt.Fprintf(b, "\n- Break-even %s: K classic controllers hold as much memory as Knative and K of ours at K = ⌈shared / (classic − ours)⌉ = "+
-			"⌈%.1f / (%.1f − %.1f)⌉: **%s** (working set); by memory requests, ⌈%.1f / (%.1f − %.1f)⌉: **%s**.", be.what,
-			be.shared.WorkingSetMiB, c.Classic.WorkingSetMiB, be.ours.WorkingSetMiB, never(be.ws),
-			be.shared.RequestsMemoryMiB, c.Classic.RequestsMemoryMiB, be.ours.RequestsMemoryMiB, never(be.requests))
+		fmt.Fprintf(b, "- Break-even %s: K classic controllers hold as much memory as Knative and K of ours at K = ⌈shared / (classic − ours)⌉ = "+
+			"⌈%.1f / (%.1f − %.1f)⌉: **%s** (working set).\n", be.what, be.shared.WorkingSetMiB, c.Classic.WorkingSetMiB, be.ours.WorkingSetMiB, never(be.k))
 	}
-	if c.TraefikRSSMiB > 0 {
-		fmt.Fprintf(b, "\n- With Traefik, Knative Serving's ingress here (a host process, %.1f MiB resident), counted as shared: on the stream, **%s**.",
-			c.TraefikRSSMiB, never(c.BreakEvenStreamTraefik))
-	}
-	b.WriteString("\n\n")
-}
-
-// namespaceCost is what one namespace made, then deleted, cost.
-func namespaceCost(b *strings.Builder, r *results) {
-	if c := r.NamespaceChurn; c != nil {
-		b.WriteString("## A namespace made, then deleted (shared stream)\n\nEach rolls the stream's adapter, whose new pod asks every member " +
-			"for a resync; measured once each, the members at zero: the adapter from the request until rolled out, wake-ups as the pings'.\n\n" +
-			"| step | adapter rolled out | wake-ups |\n|---|---:|---|\n")
-		for i, step := range []churnStep{c.Made, c.Deleted} {
-			var wakes []string
-			for _, w := range step.Wakes {
-				wakes = append(wakes, fmt.Sprintf("%s: a pod for %.1f s (%.1f s terminating)", w.Service, w.PodSeconds, w.TerminatingSeconds))
-			}
-			fmt.Fprintf(b, "| %s | %s | %s |\n", []string{"made", "deleted"}[i], seconds(step.AdapterSeconds), strings.Join(wakes, "; "))
-		}
-		b.WriteString("\n")
-	}
+	b.WriteString("\n")
 }
 
 // sortedBursts are the bursts with their CPU if cpu, by side.
@@ -255,42 +226,30 @@ func burstsCPU(b *strings.Builder, r *results) {
 	b.WriteString("\n")
 }
 
-// auditTables is our reconciler's requests during its bursts, by second,
-// the seconds with none collapsed.
+// auditTables is our reconciler's requests during its bursts, by verb and
+// resource, and the seconds they fell in.
 func auditTables(b *strings.Builder, r *results) {
-	for i, res := range slices.DeleteFunc(slices.Clone(r.Bursts), func(res burstResult) bool { return res.Audit == nil }) {
+	audited := slices.DeleteFunc(slices.Clone(r.Bursts), func(res burstResult) bool { return res.Audit == nil || res.Audit.Requests == 0 })
+	for i, res := range audited {
 		if i == 0 {
-			fmt.Fprintf(b, "## Our reconciler's requests during its bursts (audit log)\n\nRequests of %s, by second from the burst's first "+
-				"create (when the API server received them), by verb and resource, until the reconciler's pod was gone.\n\n", reconcilerUser)
+			fmt.Fprintf(b, "## Our reconciler's requests during its bursts (audit log)\n\nRequests of %s from the burst's first create "+
+				"until the reconciler's pod was gone, by verb and resource; seconds from the first create, when the API server received the "+
+				"first and the last (results.json has them by second).\n\n| burst | requests | per Foo | by verb and resource | seconds |\n"+
+				"|---|---:|---:|---|---|\n", reconcilerUser)
 		}
-		t := res.Audit
-		if fmt.Fprintf(b, "### %s (%d requests)\n\n", res.Side, t.Requests); t.Requests == 0 {
-			b.WriteString("No request of " + reconcilerUser + " in the audit log.\n\n")
-			continue
-		}
-		fmt.Fprintf(b, "| s | %s | all |\n|---:|%s---:|\n", strings.Join(t.Columns, " | "), strings.Repeat("---:|", len(t.Columns)))
-		next, totals := 0, make([]int, len(t.Columns))
-		line := func(second string, counts []int, blank bool) {
-			cells, all := make([]string, len(counts)), 0
-			for i, c := range counts {
-				if all += c; c > 0 || !blank {
-					cells[i] = strconv.Itoa(c)
-				}
+		t, kinds := res.Audit, make([]string, len(res.Audit.Columns))
+		for c, name := range t.Columns {
+			n := 0
+			for _, row := range t.Rows {
+				n += row.Counts[c]
 			}
-			fmt.Fprintf(b, "| %s | %s | %d |\n", second, strings.Join(cells, " | "), all)
+			kinds[c] = fmt.Sprintf("%s %d", name, n)
 		}
-		for _, row := range t.Rows {
-			if row.Second > next {
-				fmt.Fprintf(b, "| … %d s with no request … |%s\n", row.Second-next, strings.Repeat(" |", len(t.Columns)+1))
-			}
-			for i, c := range row.Counts {
-				totals[i] += c
-			}
-			next = row.Second + 1
-			line(strconv.Itoa(row.Second), row.Counts, true)
+		fmt.Fprintf(b, "| %s | %d | %.2f | %s | %d to %d |\n", res.Side, t.Requests, float64(t.Requests)/float64(r.Burst), strings.Join(kinds, ", "),
+			t.Rows[0].Second, t.Rows[len(t.Rows)-1].Second)
+		if i == len(audited)-1 {
+			b.WriteString("\n")
 		}
-		line("all", totals, false)
-		b.WriteString("\n")
 	}
 }
 
