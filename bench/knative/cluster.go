@@ -48,14 +48,13 @@ const (
 	fooSystem, barSystem, streamNS, classicNS = "foo-operator", "bar-operator", "operator-stream", "classic-sample-controller"
 	adapterKey, adapterValue                  = "eventing.knative.dev/source", "apiserver-source-controller"
 	adapterSelector                           = adapterKey + "=" + adapterValue
-	releaseFoo, releaseBar, overlayDir        = "_output/release/foo-operator.yaml", "_output/release/examples/bar-operator.yaml", "_output/stream-bench"
+	releaseBar, overlayDir                    = "_output/release/examples/bar-operator.yaml", "_output/stream-bench"
 )
 
 var (
 	kubeconfig = onenode.Kubeconfig("")
 	kube       kubernetes.Interface // in protobuf: the bench lists thousands of Deployments a second
 	dyn        dynamic.Interface
-	sourceGVR  = schema.GroupVersionResource{Group: "sources.knative.dev", Version: "v1", Resource: "apiserversources"}
 )
 
 // connect makes the clients of the one-node cluster.
