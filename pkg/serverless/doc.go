@@ -51,6 +51,7 @@ limitations under the License.
 // interfaces, answered by the API server), resync (which owners need work:
 // the reconciler run over what a resync lists, its writes refused), ownwrites (what the reconciler's clients write, recognised
 // when its events come back), handoff (the objects believable events
-// carried, read in place of the API server's) and auth (only the event
-// sources' OIDC identities may send).
+// carried, read in place of the API server's), auth (only the event
+// sources' OIDC identities may send) and configwatch (the
+// configmap.Watcher that New is given).
 package serverless

@@ -43,6 +43,7 @@ import (
 	"knative.dev/pkg/signals"
 
 	"github.com/frugal-operator/foo-operator/pkg/serverless/auth"
+	"github.com/frugal-operator/foo-operator/pkg/serverless/configwatch"
 	"github.com/frugal-operator/foo-operator/pkg/serverless/handoff"
 	"github.com/frugal-operator/foo-operator/pkg/serverless/ownwrites"
 	"github.com/frugal-operator/foo-operator/pkg/serverless/receiver"
@@ -169,13 +170,17 @@ func Main(op Operator) {
 	partsCtx := context.WithoutCancel(ctx)
 	partsCtx = controller.WithEventRecorder(partsCtx, eventRecorder(kubeclient.Get(ctx).CoreV1(), op))
 
-	parts := op.New(partsCtx)
+	cmw := configwatch.New(kubeclient.Get(ctx).CoreV1(), set.systemNamespace)
+	parts := op.New(partsCtx, cmw)
 	if err := op.check(parts); err != nil {
 		logger.Fatalw("Refused the operator", zap.Error(err))
 	}
-	rs, err := resync.New(partsCtx, resyncCfg, op.ResyncKinds(), func(ctx context.Context) controller.Reconciler { return op.New(ctx).Reconciler })
+	rs, err := resync.New(partsCtx, resyncCfg, op.ResyncKinds(), func(ctx context.Context) controller.Reconciler { return op.New(ctx, cmw).Reconciler })
 	if err != nil {
 		logger.Fatalw("Failed to set up the resync", zap.Error(err))
+	}
+	if err := cmw.Start(ctx.Done()); err != nil {
+		logger.Fatalw("Failed to read the configuration", zap.Error(err))
 	}
 	// Owned objects are read for their metadata only, neither recorded nor
 	// handed off.

@@ -26,6 +26,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/metadata"
+	"knative.dev/pkg/configmap"
 	"knative.dev/pkg/controller"
 	pkgreconciler "knative.dev/pkg/reconciler"
 
@@ -61,7 +62,11 @@ type Operator struct {
 	HandOff bool
 	// New returns the operator's parts. ctx holds the logger, the injection
 	// clients and the event recorder (controller.GetEventRecorder), and is
-	// not cancelled on SIGTERM: the parts serve the drain. What the
+	// not cancelled on SIGTERM: the parts serve the drain. The ConfigMaps
+	// that cmw is asked to watch, of the system namespace, are read once
+	// before the first event is served, a default (WatchWithDefault)
+	// standing in for a missing one (see package configwatch): each new pod
+	// reads them again. What the
 	// injection clients write is recorded (see ownwrites), so that the
 	// events reporting the reconciler's own writes are recognised, and what
 	// events hand off is read through them (see HandOff): the reconciler
@@ -69,7 +74,7 @@ type Operator struct {
 	// resync's dry runs, with clients that answer from what the
 	// resync listed and refuse writes: the reconciler must use the injection
 	// clients of ctx only.
-	New func(ctx context.Context) Parts
+	New func(ctx context.Context, cmw configmap.Watcher) Parts
 }
 
 // Parts are what Main runs.

@@ -124,7 +124,8 @@ func AuditLogEnd(path string) (int64, error) {
 
 // GrantedRules returns what the ClusterRole named role, in the manifest
 // file, grants, as "verb group/resource[/subresource]" (the form
-// AuditEvent.Request gives).
+// AuditEvent.Request gives), followed by " name" for each of a rule's
+// resourceNames.
 func GrantedRules(file, role string) (map[string]bool, error) {
 	b, err := os.ReadFile(file)
 	if err != nil {
@@ -140,10 +141,16 @@ func GrantedRules(file, role string) (map[string]bool, error) {
 			continue
 		}
 		for _, rule := range r.Rules {
+			names := rule.ResourceNames
+			if len(names) == 0 {
+				names = []string{""}
+			}
 			for _, g := range rule.APIGroups {
 				for _, res := range rule.Resources {
 					for _, v := range rule.Verbs {
-						out[v+" "+g+"/"+res] = true
+						for _, name := range names {
+							out[strings.TrimSuffix(v+" "+g+"/"+res+" "+name, " ")] = true
+						}
 					}
 				}
 			}
@@ -218,7 +225,11 @@ func PrivilegeUseOf(auditLog string, from int64, granted map[string]bool, user, 
 	var u PrivilegeUse
 	used := map[string]bool{}
 	for _, e := range events {
-		switch r := e.Request(); {
+		r := e.Request()
+		if named := r + " " + e.ObjectRef.Name; granted[named] {
+			r = named
+		}
+		switch {
 		case e.Forbidden():
 			u.Refused = append(u.Refused, r)
 		case !granted[r] && !used[r]:

@@ -22,6 +22,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	kubeclient "knative.dev/pkg/client/injection/kube/client"
+	"knative.dev/pkg/configmap"
 	"knative.dev/pkg/controller"
 	"knative.dev/pkg/logging"
 
@@ -55,7 +56,7 @@ var deployments = serverless.Kind{Resource: appsv1.SchemeGroupVersion.WithResour
 
 // New returns the Foo operator's parts: the reconciler, and which Foos a
 // Deployment's delete wakes.
-func New(ctx context.Context) serverless.Parts {
+func New(ctx context.Context, _ configmap.Watcher) serverless.Parts {
 	return serverless.Parts{
 		Reconciler: NewReconciler(ctx),
 		OnDelete:   map[schema.GroupKind]serverless.OnDelete{deployments.GroupKind(): claimants{fooclient.Get(ctx)}.of},

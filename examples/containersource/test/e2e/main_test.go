@@ -61,7 +61,7 @@ var ContainerSource = localenv.Operator{
 	Namespace: operatorNamespace,
 	Manifests: localenv.Files("examples/containersource/config/", "100-namespace.yaml", "200-serviceaccounts.yaml",
 		"200-clusterroles.yaml", "200-roles.yaml", "201-clusterrolebindings.yaml", "201-rolebindings.yaml",
-		"300-containersource.yaml", "300-sinkbinding.yaml", "400-config-observability.yaml"),
+		"300-containersource.yaml", "300-sinkbinding.yaml", "400-config-features.yaml", "400-config-observability.yaml"),
 	CRDs:           []string{"crd/containersources.sources.knative.dev", "crd/sinkbindings.sources.knative.dev"},
 	SourcesAccount: "containersource-sources",
 	Sources: []localenv.Source{

@@ -21,6 +21,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	kubeclient "knative.dev/pkg/client/injection/kube/client"
+	"knative.dev/pkg/configmap"
 	"knative.dev/pkg/controller"
 	"knative.dev/pkg/logging"
 
@@ -50,7 +51,7 @@ var Operator = serverless.Operator{
 }
 
 // New returns the Bar operator's parts.
-func New(ctx context.Context) serverless.Parts {
+func New(ctx context.Context, _ configmap.Watcher) serverless.Parts {
 	return serverless.Parts{
 		Reconciler: NewReconciler(ctx),
 		Settled:    settled,

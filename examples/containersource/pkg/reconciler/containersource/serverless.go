@@ -29,9 +29,11 @@ import (
 	appsv1listers "k8s.io/client-go/listers/apps/v1"
 	corev1listers "k8s.io/client-go/listers/core/v1"
 	kubeclient "knative.dev/pkg/client/injection/kube/client"
+	"knative.dev/pkg/configmap"
 	"knative.dev/pkg/controller"
 	"knative.dev/pkg/logging"
 
+	"knative.dev/eventing/pkg/apis/feature"
 	v1 "knative.dev/eventing/pkg/apis/sources/v1"
 	eventingscheme "knative.dev/eventing/pkg/client/clientset/versioned/scheme"
 	eventingclient "knative.dev/eventing/pkg/client/injection/client"
@@ -66,8 +68,11 @@ var Operator = serverless.Operator{
 }
 
 // New returns the parts for serverless.Main: eventing's generated
-// reconciler around its Reconciler.
-func New(ctx context.Context) serverless.Parts {
+// reconciler around its Reconciler, with config-features in each
+// reconcile's context as NewController puts it.
+func New(ctx context.Context, cmw configmap.Watcher) serverless.Parts {
+	featureStore := feature.NewStore(logging.FromContext(ctx).Named("feature-config-store"))
+	featureStore.WatchConfigs(cmw)
 	kc, ec := kubeclient.Get(ctx), eventingclient.Get(ctx)
 	sources := containerSourceLister{uncached.New(ctx, func(ns string) uncached.Client[*v1.ContainerSource, *v1.ContainerSourceList] {
 		return ec.SourcesV1().ContainerSources(ns)
@@ -89,7 +94,8 @@ func New(ctx context.Context) serverless.Parts {
 		})},
 	}
 	return serverless.Parts{
-		Reconciler: v1containersource.NewReconciler(ctx, logging.FromContext(ctx), ec, sources, controller.GetEventRecorder(ctx), r),
+		Reconciler: v1containersource.NewReconciler(ctx, logging.FromContext(ctx), ec, sources, controller.GetEventRecorder(ctx), r,
+			controller.Options{ConfigStore: featureStore}),
 	}
 }
 

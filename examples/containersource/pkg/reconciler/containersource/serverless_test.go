@@ -26,11 +26,15 @@ import (
 	"strings"
 	"testing"
 
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	kubescheme "k8s.io/client-go/kubernetes/scheme"
+	"knative.dev/pkg/configmap"
 	"knative.dev/pkg/controller"
 
+	"knative.dev/eventing/pkg/apis/feature"
 	eventingscheme "knative.dev/eventing/pkg/client/clientset/versioned/scheme"
 	"knative.dev/eventing/pkg/reconciler/containersource/resources"
 	. "knative.dev/eventing/pkg/reconciler/testing/v1" //nolint:revive,staticcheck // eventing's object builders
@@ -122,7 +126,9 @@ func TestResyncFindsWhatNeedsWork(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			r, err := resync.New(context.Background(), cfg, Operator.ResyncKinds(), func(ctx context.Context) controller.Reconciler { return New(ctx).Reconciler })
+			r, err := resync.New(context.Background(), cfg, Operator.ResyncKinds(), func(ctx context.Context) controller.Reconciler {
+				return New(ctx, configmap.NewStaticWatcher(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: feature.FlagsConfigName}})).Reconciler
+			})
 			if err != nil {
 				t.Fatal(err)
 			}
