@@ -189,13 +189,13 @@ func TestEveryManifestValidates(t *testing.T) {
 		}
 	}
 	want := map[string]int{
-		"v1/Namespace": 3, "v1/ServiceAccount": 5,
-		"rbac.authorization.k8s.io/v1/ClusterRole": 10, "rbac.authorization.k8s.io/v1/ClusterRoleBinding": 5,
-		"rbac.authorization.k8s.io/v1/Role": 2, "rbac.authorization.k8s.io/v1/RoleBinding": 2, "v1/ConfigMap": 2,
+		"v1/Namespace": 3, "v1/ServiceAccount": 6,
+		"rbac.authorization.k8s.io/v1/ClusterRole": 11, "rbac.authorization.k8s.io/v1/ClusterRoleBinding": 6,
+		"rbac.authorization.k8s.io/v1/Role": 3, "rbac.authorization.k8s.io/v1/RoleBinding": 3, "v1/ConfigMap": 2,
 		"apiextensions.k8s.io/v1/CustomResourceDefinition": 2,
-		"sources.knative.dev/v1/ApiServerSource":           3, "sources.knative.dev/v1/PingSource": 2,
-		"eventing.knative.dev/v1/Broker": 1, "eventing.knative.dev/v1/Trigger": 2,
-		"serving.knative.dev/v1/Service": 3,
+		"sources.knative.dev/v1/ApiServerSource":           2, "sources.knative.dev/v1/PingSource": 3,
+		"eventing.knative.dev/v1/Broker": 1, "eventing.knative.dev/v1/Trigger": 3,
+		"serving.knative.dev/v1/Service": 4,
 	}
 	if diff := cmp.Diff(want, seen); diff != "" {
 		t.Error("manifests by kind (-want, +got):", diff)

@@ -25,18 +25,17 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	jsonpatch "gopkg.in/evanphx/json-patch.v4"
 	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	eventingv1 "knative.dev/eventing/pkg/apis/eventing/v1"
 	sourcesv1 "knative.dev/eventing/pkg/apis/sources/v1"
 	"knative.dev/pkg/apis"
-	"sigs.k8s.io/yaml"
 
 	"github.com/frugal-operator/foo-operator/examples/bar-operator/pkg/reconciler/bar"
 	"github.com/frugal-operator/foo-operator/pkg/reconciler/foo"
 	"github.com/frugal-operator/foo-operator/pkg/serverless"
 	"github.com/frugal-operator/foo-operator/pkg/serverless/serverlesstest"
+	"github.com/frugal-operator/foo-operator/pkg/streamkeeper"
 )
 
 // The shared stream (../stream/) and its members' Components.
@@ -64,37 +63,65 @@ type component struct {
 	APIVersion string   `json:"apiVersion"`
 	Kind       string   `json:"kind"`
 	Resources  []string `json:"resources"`
-	Patches    []struct {
-		Target struct {
-			Group, Version, Kind, Namespace, Name string
-		} `json:"target"`
-		Patch string `json:"patch"`
-	} `json:"patches"`
 }
 
-// TestTheStreamComposes builds the stream's ApiServerSource as kubectl
-// apply -k does with every member's Component (their JSON patches applied
-// in turn) and checks the result, and each member: it adds only entries to
-// the stream's resources, which with the stream's own send its operator's
-// kinds (serverlesstest.CheckSources); each kind it adds has its Trigger, subscribed to
-// its own reconciler, and its aggregated rule for the stream's reader; and
-// it has a Trigger for what the stream itself watches (its adapter's pod,
-// whose readiness asks for a resync).
+// TestTheStreamComposes checks each member's Component and the source the
+// stream-keeper makes with them all: a member adds resources only (its
+// ClusterRole and Trigger, no patch), and its Trigger declares entries that,
+// with the stream's adapter pod, send its operator's kinds
+// (serverlesstest.CheckSources); it filters each kind declared, and the
+// adapter's pod, to its own reconciler; its ClusterRole grants the stream's
+// reader each kind declared. The keeper's own Trigger filters the kinds the
+// stream watches for it, and the source with every member validates.
 func TestTheStreamComposes(t *testing.T) {
 	ctx := context.Background()
-	source := docs(t, "../stream/600-source.yaml")["../stream/600-source.yaml"][0]
-	var base sourcesv1.ApiServerSource
-	decodeStrict(t, "../stream/600-source.yaml", source, &base)
-	if base.Namespace != streamNamespace || base.Name != streamSource || base.Spec.Sink.Ref.Name != streamBroker {
-		t.Fatalf("the stream's source is %s/%s, to %s; the Components patch %s/%s, to %s",
-			base.Namespace, base.Name, base.Spec.Sink.Ref.Name, streamNamespace, streamSource, streamBroker)
-	}
-	composed, err := yaml.YAMLToJSON(stripComments(source))
+	base, err := streamkeeper.Source()
 	if err != nil {
 		t.Fatal(err)
 	}
-	var want []sourcesv1.APIVersionKindSelector
-	want = append(want, base.Spec.Resources...)
+	if base.Namespace != streamNamespace || base.Name != streamSource || base.Spec.Sink.Ref.Name != streamBroker {
+		t.Fatalf("the stream's source is %s/%s, to %s; want %s/%s, to %s",
+			base.Namespace, base.Name, base.Spec.Sink.Ref.Name, streamNamespace, streamSource, streamBroker)
+	}
+	var adapterPod, keepers []sourcesv1.APIVersionKindSelector
+	for _, r := range base.Spec.Resources {
+		if r.Kind == "Pod" {
+			adapterPod = append(adapterPod, r)
+		} else {
+			keepers = append(keepers, r)
+		}
+	}
+	checkTrigger := func(t *testing.T, file string, tr *eventingv1.Trigger, namespace, service string, declared []sourcesv1.APIVersionKindSelector) {
+		t.Helper()
+		ref := tr.Spec.Subscriber.Ref
+		if tr.Namespace != streamNamespace || tr.Spec.Broker != streamBroker || ref == nil || ref.Namespace != namespace || ref.Name != service {
+			t.Errorf("%s: Trigger %s/%s on %s to %+v, want on %s/%s to %s/%s", file, tr.Namespace, tr.Name, tr.Spec.Broker, ref, streamNamespace, streamBroker, namespace, service)
+		}
+		kinds := map[string]bool{}
+		for _, r := range declared {
+			kinds[r.APIVersion+"/"+r.Kind] = true
+		}
+		for _, kind := range filteredKinds(tr.Spec.Filters) {
+			if !kinds[kind] {
+				t.Errorf("Trigger %s filters %q, which it neither declares nor needs", tr.Name, kind)
+			}
+			delete(kinds, kind)
+		}
+		for kind := range kinds {
+			t.Errorf("Trigger %s does not filter %s", tr.Name, kind)
+		}
+	}
+	for _, doc := range docs(t, "../stream/500-keeper.yaml")["../stream/500-keeper.yaml"] {
+		if kindOf(t, doc) == "eventing.knative.dev/v1/Trigger" {
+			var tr eventingv1.Trigger
+			decodeStrict(t, "../stream/500-keeper.yaml", doc, &tr)
+			if tr.Labels[streamkeeper.MemberLabel] != "" {
+				t.Errorf("the keeper's Trigger is labelled %s: the keeper would read it as a member's", streamkeeper.MemberLabel)
+			}
+			checkTrigger(t, "../stream/500-keeper.yaml", &tr, "", "stream-keeper", keepers)
+		}
+	}
+	var all [][]sourcesv1.APIVersionKindSelector
 	for _, m := range members {
 		t.Run(m.namespace, func(t *testing.T) {
 			var c component
@@ -102,105 +129,66 @@ func TestTheStreamComposes(t *testing.T) {
 			if c.APIVersion != "kustomize.config.k8s.io/v1alpha1" || c.Kind != "Component" {
 				t.Fatalf("%s/kustomization.yaml is a %s %s, want a kustomize Component", m.dir, c.APIVersion, c.Kind)
 			}
-			if len(c.Patches) != 1 {
-				t.Fatalf("%d patches, want 1 (the stream's source)", len(c.Patches))
-			}
-			p := c.Patches[0]
-			if p.Target.Group != "sources.knative.dev" || p.Target.Kind != "ApiServerSource" || p.Target.Namespace != streamNamespace || p.Target.Name != streamSource {
-				t.Fatalf("the patch targets %+v, want the stream's ApiServerSource", p.Target)
-			}
-			ops, err := yaml.YAMLToJSON([]byte(p.Patch))
-			if err != nil {
-				t.Fatal(err)
-			}
-			patch, err := jsonpatch.DecodePatch(ops)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var added []sourcesv1.APIVersionKindSelector
-			for _, op := range patch {
-				path, _ := op.Path()
-				if op.Kind() != "add" || path != "/spec/resources/-" {
-					t.Errorf("the patch does %s %s: a member only appends to the stream's resources", op.Kind(), path)
-				}
-				v, err := op.ValueInterface()
-				if err != nil {
-					t.Fatal(err)
-				}
-				var r sourcesv1.APIVersionKindSelector
-				b, _ := yaml.Marshal(v)
-				decodeStrict(t, m.dir, b, &r)
-				added = append(added, r)
-			}
-			if composed, err = patch.Apply(composed); err != nil {
-				t.Fatal("applying the patch:", err)
-			}
-			want = append(want, added...)
-			// What the member adds, with what the stream itself watches,
-			// sends the member's kinds.
-			mine := base.DeepCopy()
-			mine.Spec.Resources = append(mine.Spec.Resources, added...)
-			if err := serverlesstest.CheckSources(m.op, mine); err != nil {
-				t.Error(err)
-			}
-
-			// Each kind added, and each the stream itself watches, has a
-			// Trigger to this member's reconciler.
-			kinds := map[string]bool{}
-			for _, r := range append(slices.Clip(base.Spec.Resources), added...) {
-				kinds[r.APIVersion+"/"+r.Kind] = true
-			}
+			var declared []sourcesv1.APIVersionKindSelector
+			var roles []rbacv1.ClusterRole
+			triggers := 0
 			for _, f := range c.Resources {
 				for _, doc := range docs(t, filepath.Join(m.dir, f))[filepath.Join(m.dir, f)] {
 					switch kindOf(t, doc) {
 					case "eventing.knative.dev/v1/Trigger":
 						var tr eventingv1.Trigger
 						decodeStrict(t, f, doc, &tr)
-						ref := tr.Spec.Subscriber.Ref
-						if tr.Namespace != streamNamespace || tr.Spec.Broker != streamBroker || ref == nil || ref.Namespace != m.namespace || ref.Name != m.service {
-							t.Errorf("Trigger %s/%s on %s to %+v, want on %s/%s to %s/%s", tr.Namespace, tr.Name, tr.Spec.Broker, ref, streamNamespace, streamBroker, m.namespace, m.service)
+						triggers++
+						if tr.Labels[streamkeeper.MemberLabel] != "true" {
+							t.Errorf("Trigger %s is not labelled %s=true: the keeper would not read it", tr.Name, streamkeeper.MemberLabel)
 						}
-						for _, kind := range filteredKinds(tr.Spec.Filters) {
-							if !kinds[kind] {
-								t.Errorf("Trigger %s filters %q, which the member neither adds nor needs", tr.Name, kind)
-							}
-							delete(kinds, kind)
+						if declared, err = streamkeeper.Declared(&tr); err != nil {
+							t.Fatal(err)
 						}
+						checkTrigger(t, f, &tr, m.namespace, m.service, append(slices.Clip(adapterPod), declared...))
 					case "rbac.authorization.k8s.io/v1/ClusterRole":
 						var r rbacv1.ClusterRole
 						decodeStrict(t, f, doc, &r)
-						if r.Labels[aggregateLabel] != "true" {
-							t.Errorf("ClusterRole %s lacks %s: the stream's reader would not be granted it", r.Name, aggregateLabel)
-						}
-						var got, wantRules []string
-						for _, rule := range r.Rules {
-							got = append(got, fmt.Sprintf("%v %v %v", rule.APIGroups, rule.Resources, rule.Verbs))
-						}
-						for _, a := range added {
-							gv, _ := schema.ParseGroupVersion(a.APIVersion)
-							plural := strings.ToLower(a.Kind) + "s"
-							wantRules = append(wantRules, fmt.Sprintf("[%s] [%s] [get list watch]", gv.Group, plural))
-						}
-						if diff := cmp.Diff(wantRules, got); diff != "" {
-							t.Errorf("ClusterRole %s grants the stream's reader (-want, +got): %s", r.Name, diff)
-						}
+						roles = append(roles, r)
 					default:
 						t.Errorf("%s: unexpected %s", f, kindOf(t, doc))
 					}
 				}
 			}
-			for kind := range kinds {
-				t.Errorf("no Trigger for %s", kind)
+			if triggers != 1 {
+				t.Fatalf("%d Triggers, want 1", triggers)
 			}
+			// What the member declares, with the stream's adapter pod, sends
+			// the member's kinds.
+			mine := base.DeepCopy()
+			mine.Spec.Resources = append(slices.Clip(adapterPod), declared...)
+			if err := serverlesstest.CheckSources(m.op, mine); err != nil {
+				t.Error(err)
+			}
+			for _, r := range roles {
+				if r.Labels[aggregateLabel] != "true" {
+					t.Errorf("ClusterRole %s lacks %s: the stream's reader would not be granted it", r.Name, aggregateLabel)
+				}
+				var got, wantRules []string
+				for _, rule := range r.Rules {
+					got = append(got, fmt.Sprintf("%v %v %v", rule.APIGroups, rule.Resources, rule.Verbs))
+				}
+				for _, a := range declared {
+					gv, _ := schema.ParseGroupVersion(a.APIVersion)
+					plural := strings.ToLower(a.Kind) + "s"
+					wantRules = append(wantRules, fmt.Sprintf("[%s] [%s] [get list watch]", gv.Group, plural))
+				}
+				if diff := cmp.Diff(wantRules, got); diff != "" {
+					t.Errorf("ClusterRole %s grants the stream's reader (-want, +got): %s", r.Name, diff)
+				}
+			}
+			if len(roles) != 1 {
+				t.Errorf("%d ClusterRoles, want 1", len(roles))
+			}
+			all = append(all, declared)
 		})
 	}
-	var got sourcesv1.ApiServerSource
-	if err := yaml.UnmarshalStrict(composed, &got); err != nil {
-		t.Fatal(err)
-	}
-	if diff := cmp.Diff(want, got.Spec.Resources); diff != "" {
-		t.Error("the composed source's resources (-want, +got):", diff)
-	}
+	got := streamkeeper.Compose(base, all...)
 	if err := got.Validate(apis.WithinCreate(ctx)); err != nil {
 		t.Error("the composed source does not validate:", err)
 	}

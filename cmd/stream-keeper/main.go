@@ -1,0 +1,115 @@
+/*
+Copyright The Foo Operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// Command stream-keeper keeps the shared stream's ApiServerSource
+// (pkg/streamkeeper) as a Knative Service that scales to zero: it keeps it
+// when its pod starts, then once for each CloudEvent it receives on $PORT
+// (a member's Trigger, a CRD or the stream's ClusterRoles changed, its
+// hourly ping), and answers 200 once the source is kept, 500 if it could
+// not be (the broker retries). Each member it leaves out gets a Warning
+// Event on its Trigger.
+package main
+
+import (
+	"context"
+	"fmt"
+	"log"
+	"os"
+	"os/signal"
+	"strconv"
+	"sync"
+	"syscall"
+
+	cloudevents "github.com/cloudevents/sdk-go/v2"
+	"github.com/cloudevents/sdk-go/v2/protocol"
+	cehttp "github.com/cloudevents/sdk-go/v2/protocol/http"
+	"go.uber.org/zap"
+	corev1 "k8s.io/api/core/v1"
+	apiextensions "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/kubernetes/scheme"
+	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/record"
+	eventing "knative.dev/eventing/pkg/client/clientset/versioned"
+
+	"github.com/frugal-operator/foo-operator/pkg/streamkeeper"
+)
+
+func main() {
+	logger, err := zap.NewProduction()
+	if err != nil {
+		log.Fatal(err)
+	}
+	port := 8080
+	if p := os.Getenv("PORT"); p != "" { // Knative Serving sets it
+		if port, err = strconv.Atoi(p); err != nil {
+			logger.Fatal("PORT", zap.String("value", p), zap.Error(err))
+		}
+	}
+	cfg, err := rest.InClusterConfig()
+	if err != nil {
+		logger.Fatal("Failed to read the in-cluster configuration", zap.Error(err))
+	}
+	kube := kubernetes.NewForConfigOrDie(cfg)
+	ev := eventing.NewForConfigOrDie(cfg)
+	k := &streamkeeper.Keeper{
+		Triggers:  ev.EventingV1(),
+		Sources:   ev.SourcesV1(),
+		Roles:     kube.RbacV1(),
+		CRDs:      apiextensions.NewForConfigOrDie(cfg).ApiextensionsV1(),
+		Discovery: kube.Discovery(),
+	}
+	broadcaster := record.NewBroadcaster()
+	broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: kube.CoreV1().Events("")})
+	defer broadcaster.Shutdown()
+	recorder := broadcaster.NewRecorder(scheme.Scheme, corev1.EventSource{Component: "stream-keeper"})
+
+	var mu sync.Mutex // one Keep at a time: each reads what the last wrote
+	keep := func(ctx context.Context) error {
+		mu.Lock()
+		defer mu.Unlock()
+		kept, err := k.Keep(ctx)
+		if err != nil {
+			logger.Error("Failed to keep the stream's source", zap.Error(err))
+			return err
+		}
+		for _, l := range kept.Left {
+			logger.Warn("A member is left out of the stream", zap.String("trigger", l.Trigger.Name), zap.Error(l.Reason))
+			recorder.Event(l.Trigger, corev1.EventTypeWarning, "LeftOutOfTheStream", l.Reason.Error())
+		}
+		logger.Info("Kept the stream's source", zap.Strings("members", kept.Members), zap.Int("left", len(kept.Left)), zap.Bool("changed", kept.Changed))
+		return nil
+	}
+
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
+	defer stop()
+	if err := keep(ctx); err != nil {
+		logger.Error("Failed to keep the source at start; the next event retries", zap.Error(err))
+	}
+	c, err := cloudevents.NewClientHTTP(cehttp.WithPort(port))
+	if err != nil {
+		logger.Fatal("Failed to make the receiver", zap.Error(err))
+	}
+	if err := c.StartReceiver(ctx, func(ctx context.Context, e cloudevents.Event) protocol.Result {
+		if err := keep(ctx); err != nil {
+			return cehttp.NewResult(500, "%s", fmt.Sprint(err))
+		}
+		return nil
+	}); err != nil {
+		logger.Fatal("The receiver ended", zap.Error(err))
+	}
+}
