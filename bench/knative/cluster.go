@@ -155,7 +155,8 @@ func applyStream(members ...string) func(context.Context) error {
 func switchToStream(ctx context.Context) error {
 	return steps(ctx, kubectl("apply", "-f", releaseBar), ready(barSystem, "ksvc/"+barReconciler.name),
 		applyStream("foo-operator-stream", "examples/bar-operator-stream"),
-		ready(streamNS, "broker/operators"), ready(streamNS, "apiserversource/operators"), ready(streamNS, "ksvc/"+deadLetters.name),
+		// The keeper's first pod makes the stream's source before it is ready.
+		ready(streamNS, "broker/operators"), ready(streamNS, "ksvc/stream-keeper"), ready(streamNS, "apiserversource/operators"), ready(streamNS, "ksvc/"+deadLetters.name),
 		kubectl("-n", fooSystem, "delete", "--ignore-not-found", "apiserversource", "foos"),
 		kubectl("-n", barSystem, "delete", "--ignore-not-found", "apiserversource", "bars"), streamWiring.delivers)
 }

@@ -163,6 +163,7 @@ func TestBrokerWiring(t *testing.T) {
 	t.Run("a burst converges while the reconciler pod is deleted twice", burstWithPodDeletions)
 	t.Run("a subscriber that keeps failing dead-letters its events", failingSubscriberDeadLetters)
 	t.Run("a malformed event is dead-lettered at once, not retried", malformedEventDeadLettered)
+	t.Run("a member's fault stays with it", aMembersFaultStaysWithIt)
 	t.Run("the stream's reader used its members' rules only", streamLeastPrivilege)
 	t.Run("back to direct wiring", backToDirect)
 }
@@ -253,6 +254,24 @@ func streamLeastPrivilege(t *testing.T) {
 	}
 	// Eventing's access check asks for get too, which the adapter never uses.
 	t.Logf("stream-watcher: granted and not used: %v", u.Unused)
+
+	// The stream-keeper: its Role and ClusterRole, each used.
+	keeper := map[string]bool{}
+	for _, role := range []string{"stream-keeper", "operator-stream-keeper"} {
+		rules, err := controlplane.GrantedRules(filepath.Join(root, "stream", "200-rbac.yaml"), role)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for r := range rules {
+			keeper[r] = true
+		}
+	}
+	if u, err = controlplane.PrivilegeUseOf(auditLog, auditFrom, keeper, "system:serviceaccount:"+stream+":stream-keeper", ""); err != nil {
+		t.Fatal(err)
+	}
+	if len(u.Refused) > 0 || len(u.Ungranted) > 0 || len(u.Unused) > 0 {
+		t.Errorf("stream-keeper: %v", u)
+	}
 }
 
 // backToDirect leaves the stream as a user does: the Foo operator's release
