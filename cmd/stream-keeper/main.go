@@ -17,24 +17,21 @@ limitations under the License.
 // Command stream-keeper keeps the shared stream's ApiServerSource
 // (pkg/streamkeeper) as a Knative Service that scales to zero: it keeps it
 // when its pod starts, then once for each CloudEvent it receives on $PORT
-// (a member's Trigger, a CRD or the stream's ClusterRoles changed, its
-// hourly ping), and answers 200 once the source is kept, 500 if it could
-// not be (the broker retries). Each member it leaves out gets a Warning
-// Event on its Trigger.
+// (a member's Trigger, a CRD or the stream's ClusterRoles changed, a new
+// adapter of the stream, its hourly ping), and answers 200 once the source
+// is kept, 500 if it could not be (the broker retries). Each member it
+// leaves out gets a Warning Event on its Trigger.
 package main
 
 import (
 	"context"
-	"fmt"
 	"log"
 	"os"
 	"os/signal"
 	"strconv"
-	"sync"
 	"syscall"
 
 	cloudevents "github.com/cloudevents/sdk-go/v2"
-	"github.com/cloudevents/sdk-go/v2/protocol"
 	cehttp "github.com/cloudevents/sdk-go/v2/protocol/http"
 	"go.uber.org/zap"
 	corev1 "k8s.io/api/core/v1"
@@ -76,40 +73,22 @@ func main() {
 	broadcaster := record.NewBroadcaster()
 	broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: kube.CoreV1().Events("")})
 	defer broadcaster.Shutdown()
-	recorder := broadcaster.NewRecorder(scheme.Scheme, corev1.EventSource{Component: "stream-keeper"})
-
-	var mu sync.Mutex // one Keep at a time: each reads what the last wrote
-	keep := func(ctx context.Context) error {
-		mu.Lock()
-		defer mu.Unlock()
-		kept, err := k.Keep(ctx)
-		if err != nil {
-			logger.Error("Failed to keep the stream's source", zap.Error(err))
-			return err
-		}
-		for _, l := range kept.Left {
-			logger.Warn("A member is left out of the stream", zap.String("trigger", l.Trigger.Name), zap.Error(l.Reason))
-			recorder.Event(l.Trigger, corev1.EventTypeWarning, "LeftOutOfTheStream", l.Reason.Error())
-		}
-		logger.Info("Kept the stream's source", zap.Strings("members", kept.Members), zap.Int("left", len(kept.Left)), zap.Bool("changed", kept.Changed))
-		return nil
+	r := &streamkeeper.Receiver{
+		Keeper:   k,
+		Logger:   logger,
+		Recorder: broadcaster.NewRecorder(scheme.Scheme, corev1.EventSource{Component: "stream-keeper"}),
 	}
 
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
 	defer stop()
-	if err := keep(ctx); err != nil {
+	if err := r.Keep(ctx); err != nil {
 		logger.Error("Failed to keep the source at start; the next event retries", zap.Error(err))
 	}
 	c, err := cloudevents.NewClientHTTP(cehttp.WithPort(port))
 	if err != nil {
 		logger.Fatal("Failed to make the receiver", zap.Error(err))
 	}
-	if err := c.StartReceiver(ctx, func(ctx context.Context, e cloudevents.Event) protocol.Result {
-		if err := keep(ctx); err != nil {
-			return cehttp.NewResult(500, "%s", fmt.Sprint(err))
-		}
-		return nil
-	}); err != nil {
+	if err := c.StartReceiver(ctx, r.Receive); err != nil {
 		logger.Fatal("The receiver ended", zap.Error(err))
 	}
 }

@@ -202,7 +202,7 @@ func (k *Keeper) watchable(ctx context.Context, rules []rbacv1.PolicyRule, rs []
 		if err != nil {
 			return &fault{fmt.Sprintf("apiVersion %q: %v", r.APIVersion, err)}
 		}
-		resource, err := k.served(ctx, gv, r.Kind)
+		resource, err := k.served(ctx, rules, gv, r.Kind)
 		if err != nil {
 			return err
 		}
@@ -217,17 +217,17 @@ func (k *Keeper) watchable(ctx context.Context, rules []rbacv1.PolicyRule, rs []
 // served returns the resource of kind in gv, or a *fault if the API server
 // does not serve it, or serves it from a CRD not established or being
 // deleted (the adapter's watch would end with it).
-func (k *Keeper) served(ctx context.Context, gv schema.GroupVersion, kind string) (string, error) {
+func (k *Keeper) served(ctx context.Context, rules []rbacv1.PolicyRule, gv schema.GroupVersion, kind string) (string, error) {
 	list, err := k.Discovery.ServerResourcesForGroupVersion(gv.String())
-	if apierrors.IsNotFound(err) {
-		return "", &fault{fmt.Sprintf("%s is not served (its CRD is not installed?)", gv)}
-	}
-	if err != nil {
+	if err != nil && !apierrors.IsNotFound(err) {
 		return "", fmt.Errorf("discovering %s: %w", gv, err)
 	}
-	i := slices.IndexFunc(list.APIResources, func(r metav1.APIResource) bool { return r.Kind == kind && !strings.Contains(r.Name, "/") })
+	i := -1
+	if err == nil {
+		i = slices.IndexFunc(list.APIResources, func(r metav1.APIResource) bool { return r.Kind == kind && !strings.Contains(r.Name, "/") })
+	}
 	if i < 0 {
-		return "", &fault{fmt.Sprintf("%s %s is not served (its CRD is not installed?)", gv, kind)}
+		return "", k.undiscovered(ctx, rules, gv, kind)
 	}
 	resource := list.APIResources[i].Name
 	if gv.Group == "" {
@@ -245,6 +245,32 @@ func (k *Keeper) served(ctx context.Context, gv schema.GroupVersion, kind string
 		return "", &fault{fmt.Sprintf("CRD %s is not established", crd.Name)}
 	}
 	return resource, nil
+}
+
+// undiscovered returns why kind in gv is not discovered: a *fault, unless a
+// CRD serving it is established (discovery lags its CRD by a moment), which
+// is an error, so that the event that woke the keeper is sent again. The
+// CRD's name is its resource's: those the rules grant in the group are
+// tried.
+func (k *Keeper) undiscovered(ctx context.Context, rules []rbacv1.PolicyRule, gv schema.GroupVersion, kind string) error {
+	for _, rule := range rules {
+		if !slices.Contains(rule.APIGroups, gv.Group) {
+			continue
+		}
+		for _, resource := range rule.Resources {
+			crd, err := k.CRDs.CustomResourceDefinitions().Get(ctx, resource+"."+gv.Group, metav1.GetOptions{})
+			switch {
+			case apierrors.IsNotFound(err):
+				continue
+			case err != nil:
+				return fmt.Errorf("reading CRD %s.%s: %w", resource, gv.Group, err)
+			case crd.Spec.Names.Kind != kind || !established(crd) || crd.DeletionTimestamp != nil:
+				continue
+			}
+			return fmt.Errorf("CRD %s is established, but discovery does not serve %s %s yet", crd.Name, gv, kind)
+		}
+	}
+	return &fault{fmt.Sprintf("%s %s is not served (its CRD is not installed?)", gv, kind)}
 }
 
 func established(crd *apiextensionsv1.CustomResourceDefinition) bool {

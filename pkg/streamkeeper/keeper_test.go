@@ -44,6 +44,7 @@ func member(name, resources string) *eventingv1.Trigger {
 
 func crd(name string, established bool, deleting bool) *apiextensionsv1.CustomResourceDefinition {
 	c := &apiextensionsv1.CustomResourceDefinition{ObjectMeta: metav1.ObjectMeta{Name: name}}
+	c.Spec.Names.Kind = map[string]string{"foos.samplecontroller.knative.io": "Foo", "bars.example.frugal-operator.dev": "Bar"}[name]
 	status := apiextensionsv1.ConditionFalse
 	if established {
 		status = apiextensionsv1.ConditionTrue
@@ -132,7 +133,7 @@ func TestKeepComposesTheMembersItCanWatch(t *testing.T) {
 		left   string // why Bar is left out, or "" if it is kept
 	}{
 		{name: "both kept", barCRD: crd("bars.example.frugal-operator.dev", true, false), role: allRights, bar: bars},
-		{name: "CRD missing", role: allRights, bar: bars, left: "example.frugal-operator.dev/v1alpha1 is not served"},
+		{name: "CRD missing", role: allRights, bar: bars, left: "example.frugal-operator.dev/v1alpha1 Bar is not served"},
 		{name: "CRD not established", barCRD: crd("bars.example.frugal-operator.dev", false, false), role: allRights, bar: bars, left: "CRD bars.example.frugal-operator.dev is not established"},
 		{name: "CRD being deleted", barCRD: crd("bars.example.frugal-operator.dev", true, true), role: allRights, bar: bars, left: "CRD bars.example.frugal-operator.dev is being deleted"},
 		{name: "rights withdrawn", barCRD: crd("bars.example.frugal-operator.dev", true, false), role: reader(allRights.Rules[:2]...), bar: bars, left: "does not grant list and watch on bars.example.frugal-operator.dev"},
@@ -198,6 +199,19 @@ func TestKeepUpdatesOnlyWhatChanged(t *testing.T) {
 		if a.GetVerb() != "list" && a.GetVerb() != "get" {
 			t.Errorf("nothing to change, yet Keep did %s %s", a.GetVerb(), a.GetResource().Resource)
 		}
+	}
+}
+
+// A CRD established a moment before discovery serves it: Keep fails, so
+// that the event is sent again, rather than leave the member out until the
+// next event.
+func TestKeepWaitsForDiscoveryToServeAnEstablishedCRD(t *testing.T) {
+	k, _ := keeper(t, nil, allRights, member("foo-reconciler", foos), member("bar-reconciler", bars))
+	if _, err := k.CRDs.CustomResourceDefinitions().Create(context.Background(), crd("bars.example.frugal-operator.dev", true, false), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := k.Keep(context.Background()); err == nil || !strings.Contains(err.Error(), "discovery does not serve") {
+		t.Fatalf("Keep with Bar's CRD established, not yet discovered: %v, want an error", err)
 	}
 }
 

@@ -59,6 +59,14 @@ func aMembersFaultStaysWithIt(t *testing.T) {
 		}
 		fooConverges(t, ns, "during-rights-withdrawal")
 		barLeftOut(t)
+		// A watch keeps the rights it began with: the fault shows when the
+		// adapter starts again (an API server's restart, a namespace made).
+		if err := kube.CoreV1().Pods(stream).DeleteCollection(context.Background(), metav1.DeleteOptions{}, metav1.ListOptions{LabelSelector: adapterSelector}); err != nil {
+			t.Fatal(err)
+		}
+		clustertest.Eventually(t, 2*time.Minute, "a new adapter runs", func(ctx context.Context) (bool, string) {
+			return adaptersRolledOut(ctx, "")
+		})
 		fooConverges(t, ns, "without-bars-rights")
 		if err := createBar(context.Background(), ns, "without-rights"); err != nil {
 			t.Fatal(err)
