@@ -37,11 +37,11 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apiextensions "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/kubernetes/scheme"
 	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/record"
 	eventing "knative.dev/eventing/pkg/client/clientset/versioned"
+	eventingscheme "knative.dev/eventing/pkg/client/clientset/versioned/scheme"
 
 	"github.com/frugal-operator/foo-operator/pkg/streamkeeper"
 )
@@ -76,7 +76,7 @@ func main() {
 	r := &streamkeeper.Receiver{
 		Keeper:   k,
 		Logger:   logger,
-		Recorder: broadcaster.NewRecorder(scheme.Scheme, corev1.EventSource{Component: "stream-keeper"}),
+		Recorder: broadcaster.NewRecorder(eventingscheme.Scheme, corev1.EventSource{Component: "stream-keeper"}),
 	}
 
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)

@@ -152,9 +152,9 @@ func (k *Keeper) Keep(ctx context.Context) (Kept, error) {
 		} else {
 			err = k.watchable(ctx, role.Rules, rs)
 		}
-		var fault *fault
+		var f *fault
 		switch {
-		case errors.As(err, &fault):
+		case errors.As(err, &f):
 			kept.Left = append(kept.Left, Left{tr, err})
 		case err != nil:
 			return Kept{}, err
