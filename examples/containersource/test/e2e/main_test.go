@@ -18,8 +18,8 @@ limitations under the License.
 // on pkg/serverless through the real parts (test/localenv): a loopback
 // kube-apiserver, etcd and kube-controller-manager, the
 // containersource-reconciler binary under its ServiceAccount with exactly
-// config/'s roles, and the real ApiServerSource adapters (ContainerSources;
-// the Deployments and SinkBindings one controls) delivering every event.
+// config/'s roles, and the real ApiServerSource adapter (ContainerSources,
+// their labelled Deployments, SinkBindings) delivering every event.
 package e2e
 
 import (
@@ -30,7 +30,6 @@ import (
 	"testing"
 	"time"
 
-	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrs "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -41,8 +40,8 @@ import (
 	v1 "knative.dev/eventing/pkg/apis/sources/v1"
 	"knative.dev/eventing/pkg/client/clientset/versioned"
 
+	"github.com/frugal-operator/foo-operator/examples/containersource/pkg/reconciler/containersource"
 	"github.com/frugal-operator/foo-operator/test/clustertest"
-	"github.com/frugal-operator/foo-operator/test/controlplane"
 	"github.com/frugal-operator/foo-operator/test/localenv"
 )
 
@@ -53,8 +52,7 @@ const operatorNamespace = "containersource-operator"
 const ownerLabel = "sources.knative.dev/containerSource"
 
 // ContainerSource is the operator as localenv runs it: config/'s manifests
-// that a cluster without Knative can take, and its two ApiServerSources
-// (ContainerSources; the Deployments and SinkBindings one controls).
+// that a cluster without Knative can take, and its ApiServerSource.
 var ContainerSource = localenv.Operator{
 	Name:      "containersource-reconciler",
 	Main:      "./examples/containersource/cmd/containersource-reconciler",
@@ -65,14 +63,9 @@ var ContainerSource = localenv.Operator{
 	CRDs:           []string{"crd/containersources.sources.knative.dev", "crd/sinkbindings.sources.knative.dev"},
 	SourcesAccount: "containersource-sources",
 	Sources: []localenv.Source{
-		{Name: "containersources", Config: controlplane.AdapterConfig{AllNamespaces: true, Mode: "Resource",
-			Resources: []controlplane.AdapterResource{{GVR: v1.SchemeGroupVersion.WithResource("containersources")}}}},
-		{Name: "containersource-owned", Config: controlplane.AdapterConfig{AllNamespaces: true, Mode: "Resource",
-			Resources: []controlplane.AdapterResource{
-				{GVR: appsv1.SchemeGroupVersion.WithResource("deployments"), LabelSelector: ownerLabel},
-				{GVR: v1.SchemeGroupVersion.WithResource("sinkbindings")},
-			},
-			Owner: &controlplane.AdapterOwner{APIVersion: "sources.knative.dev/v1", Kind: "ContainerSource"}}},
+		// config/600-sources.yaml's source, but for its own adapter's pod:
+		// no Eventing runs here to make one.
+		{Name: "containersources", Config: localenv.SourceOf(containersource.Operator)},
 	},
 	PingSource: "containersource-resync",
 	Canary:     canary,
