@@ -78,9 +78,7 @@ var settled = []string{samplesv1alpha1.ReasonDeploymentRollingOut, samplesv1alph
 // the Foo again and returns a Conflict if it changed.
 func NewReconciler(ctx context.Context) controller.Reconciler {
 	fc := fooclient.Get(ctx).SamplecontrollerV1alpha1()
-	foos := fooLister{uncached.New(ctx, func(ns string) uncached.Client[*samplesv1alpha1.Foo, *samplesv1alpha1.FooList] {
-		return fc.Foos(ns)
-	})}
+	foos := fooLister{uncached.New[*samplesv1alpha1.Foo, *samplesv1alpha1.FooList](ctx, fc.Foos)}
 	r := &Reconciler{kubeclient: kubeclient.Get(ctx), fooclient: fooclient.Get(ctx)}
 	return fooreconciler.NewReconciler(ctx, logging.FromContext(ctx), fooclient.Get(ctx), foos, controller.GetEventRecorder(ctx), r)
 }

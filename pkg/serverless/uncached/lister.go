@@ -51,10 +51,12 @@ type Lister[T, L runtime.Object] struct {
 }
 
 // New returns a Lister of every namespace whose requests live as long as
-// ctx, reading through client (for instance
-// `func(ns string) uncached.Client[...] { return kc.AppsV1().Deployments(ns) }`).
-func New[T, L runtime.Object](ctx context.Context, client func(namespace string) Client[T, L]) Lister[T, L] {
-	return Lister[T, L]{ctx: ctx, client: client}
+// ctx, reading through client, a typed client's method (T and L given, C
+// inferred):
+//
+//	uncached.New[*appsv1.Deployment, *appsv1.DeploymentList](ctx, kc.AppsV1().Deployments)
+func New[T, L runtime.Object, C Client[T, L]](ctx context.Context, client func(namespace string) C) Lister[T, L] {
+	return Lister[T, L]{ctx: ctx, client: func(ns string) Client[T, L] { return client(ns) }}
 }
 
 // In returns a Lister of one namespace.

@@ -66,9 +66,7 @@ var settled = []string{examplev1alpha1.ReasonSpecInvalid}
 // reading Bars and ConfigMaps from the API server.
 func NewReconciler(ctx context.Context) controller.Reconciler {
 	bc := barclient.Get(ctx)
-	bars := barLister{uncached.New(ctx, func(ns string) uncached.Client[*examplev1alpha1.Bar, *examplev1alpha1.BarList] {
-		return bc.ExampleV1alpha1().Bars(ns)
-	})}
+	bars := barLister{uncached.New[*examplev1alpha1.Bar, *examplev1alpha1.BarList](ctx, bc.ExampleV1alpha1().Bars)}
 	r := &Reconciler{kubeclient: kubeclient.Get(ctx)}
 	return barreconciler.NewReconciler(ctx, logging.FromContext(ctx), bc, bars, controller.GetEventRecorder(ctx), r)
 }

@@ -74,24 +74,16 @@ func New(ctx context.Context, cmw configmap.Watcher) serverless.Parts {
 	featureStore := feature.NewStore(logging.FromContext(ctx).Named("feature-config-store"))
 	featureStore.WatchConfigs(cmw)
 	kc, ec := kubeclient.Get(ctx), eventingclient.Get(ctx)
-	sources := containerSourceLister{uncached.New(ctx, func(ns string) uncached.Client[*v1.ContainerSource, *v1.ContainerSourceList] {
-		return ec.SourcesV1().ContainerSources(ns)
-	})}
+	sources := containerSourceLister{uncached.New[*v1.ContainerSource, *v1.ContainerSourceList](ctx, ec.SourcesV1().ContainerSources)}
 	r := &Reconciler{
 		kubeClientSet:         kc,
 		eventingClientSet:     ec,
 		containerSourceLister: sources,
-		sinkBindingLister: sinkBindingLister{uncached.New(ctx, func(ns string) uncached.Client[*v1.SinkBinding, *v1.SinkBindingList] {
-			return ec.SourcesV1().SinkBindings(ns)
-		})},
-		deploymentLister: deploymentLister{uncached.New(ctx, func(ns string) uncached.Client[*appsv1.Deployment, *appsv1.DeploymentList] {
-			return kc.AppsV1().Deployments(ns)
-		})},
+		sinkBindingLister:     sinkBindingLister{uncached.New[*v1.SinkBinding, *v1.SinkBindingList](ctx, ec.SourcesV1().SinkBindings)},
+		deploymentLister:      deploymentLister{uncached.New[*appsv1.Deployment, *appsv1.DeploymentList](ctx, kc.AppsV1().Deployments)},
 		// Listed with eventingtls.TrustBundleSelector, which the
 		// informer's filter applied.
-		trustBundleConfigMapLister: configMapLister{uncached.New(ctx, func(ns string) uncached.Client[*corev1.ConfigMap, *corev1.ConfigMapList] {
-			return kc.CoreV1().ConfigMaps(ns)
-		})},
+		trustBundleConfigMapLister: configMapLister{uncached.New[*corev1.ConfigMap, *corev1.ConfigMapList](ctx, kc.CoreV1().ConfigMaps)},
 	}
 	return serverless.Parts{
 		Reconciler: v1containersource.NewReconciler(ctx, logging.FromContext(ctx), ec, sources, controller.GetEventRecorder(ctx), r,
