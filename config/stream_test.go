@@ -209,3 +209,47 @@ func filteredKinds(filters []eventingv1.SubscriptionsAPIFilter) []string {
 	}
 	return kinds
 }
+
+// TestTheKeepersNamesAreTheStreams checks the names the stream-keeper's code
+// holds against the stream's manifests: its source's template selects the
+// members' Triggers by streamkeeper.MemberLabel, the reader's aggregated
+// ClusterRole is streamkeeper.ReaderRole, bound to the source's
+// ServiceAccount, and the keeper may read that ClusterRole.
+func TestTheKeepersNamesAreTheStreams(t *testing.T) {
+	base, err := streamkeeper.Source()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.ContainsFunc(base.Spec.Resources, func(r sourcesv1.APIVersionKindSelector) bool {
+		return r.Kind == "Trigger" && r.LabelSelector != nil && r.LabelSelector.MatchLabels[streamkeeper.MemberLabel] == "true"
+	}) {
+		t.Errorf("the source's template selects no Trigger by %s=true: the keeper would not hear of its members", streamkeeper.MemberLabel)
+	}
+	const file = "../stream/200-rbac.yaml"
+	var reader, keeperReads, bound bool
+	for _, doc := range docs(t, file)[file] {
+		switch kindOf(t, doc) {
+		case "rbac.authorization.k8s.io/v1/ClusterRole":
+			var r rbacv1.ClusterRole
+			decodeStrict(t, file, doc, &r)
+			if r.Name == streamkeeper.ReaderRole && r.AggregationRule != nil {
+				reader = true
+			}
+			for _, rule := range r.Rules {
+				if slices.Contains(rule.Resources, "clusterroles") && slices.Equal(rule.ResourceNames, []string{streamkeeper.ReaderRole}) {
+					keeperReads = true
+				}
+			}
+		case "rbac.authorization.k8s.io/v1/ClusterRoleBinding":
+			var b rbacv1.ClusterRoleBinding
+			decodeStrict(t, file, doc, &b)
+			if b.RoleRef.Name == streamkeeper.ReaderRole && len(b.Subjects) == 1 && b.Subjects[0].Name == base.Spec.ServiceAccountName && b.Subjects[0].Namespace == base.Namespace {
+				bound = true
+			}
+		}
+	}
+	if !reader || !bound || !keeperReads {
+		t.Errorf("%s: the aggregated ClusterRole %s %v, bound to %s/%s %v, readable by the keeper by name %v; want all true",
+			file, streamkeeper.ReaderRole, reader, base.Namespace, base.Spec.ServiceAccountName, bound, keeperReads)
+	}
+}
