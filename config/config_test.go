@@ -35,6 +35,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apiextensions-apiserver/pkg/apis/apiextensions"
@@ -135,6 +136,10 @@ func TestEveryManifestValidates(t *testing.T) {
 					decodeStrict(t, file, doc, &corev1.Namespace{})
 				case "v1/ServiceAccount":
 					decodeStrict(t, file, doc, &corev1.ServiceAccount{})
+				case "v1/Service":
+					decodeStrict(t, file, doc, &corev1.Service{})
+				case "apps/v1/Deployment":
+					decodeStrict(t, file, doc, &appsv1.Deployment{})
 				case "rbac.authorization.k8s.io/v1/ClusterRole":
 					decodeStrict(t, file, doc, &rbacv1.ClusterRole{})
 				case "rbac.authorization.k8s.io/v1/ClusterRoleBinding":
@@ -189,12 +194,12 @@ func TestEveryManifestValidates(t *testing.T) {
 		}
 	}
 	want := map[string]int{
-		"v1/Namespace": 3, "v1/ServiceAccount": 6,
+		"v1/Namespace": 3, "v1/ServiceAccount": 7, "v1/Service": 1, "apps/v1/Deployment": 1,
 		"rbac.authorization.k8s.io/v1/ClusterRole": 11, "rbac.authorization.k8s.io/v1/ClusterRoleBinding": 6,
-		"rbac.authorization.k8s.io/v1/Role": 3, "rbac.authorization.k8s.io/v1/RoleBinding": 3, "v1/ConfigMap": 2,
+		"rbac.authorization.k8s.io/v1/Role": 4, "rbac.authorization.k8s.io/v1/RoleBinding": 4, "v1/ConfigMap": 2,
 		"apiextensions.k8s.io/v1/CustomResourceDefinition": 2,
 		"sources.knative.dev/v1/ApiServerSource":           2, "sources.knative.dev/v1/PingSource": 3,
-		"eventing.knative.dev/v1/Broker": 1, "eventing.knative.dev/v1/Trigger": 3,
+		"eventing.knative.dev/v1/Broker": 1, "eventing.knative.dev/v1/Trigger": 4,
 		"serving.knative.dev/v1/Service": 4,
 	}
 	if diff := cmp.Diff(want, seen); diff != "" {

@@ -24,11 +24,16 @@ import (
 	"strings"
 	"testing"
 
+	cloudevents "github.com/cloudevents/sdk-go/v2"
 	"github.com/google/go-cmp/cmp"
+	"go.uber.org/zap"
 	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	eventingv1 "knative.dev/eventing/pkg/apis/eventing/v1"
 	sourcesv1 "knative.dev/eventing/pkg/apis/sources/v1"
+	"knative.dev/eventing/pkg/eventfilter"
+	"knative.dev/eventing/pkg/eventfilter/subscriptionsapi"
 	"knative.dev/pkg/apis"
 
 	"github.com/frugal-operator/foo-operator/examples/bar-operator/pkg/reconciler/bar"
@@ -36,6 +41,7 @@ import (
 	"github.com/frugal-operator/foo-operator/pkg/serverless"
 	"github.com/frugal-operator/foo-operator/pkg/serverless/serverlesstest"
 	"github.com/frugal-operator/foo-operator/pkg/streamkeeper"
+	"github.com/frugal-operator/foo-operator/pkg/streamrouter"
 )
 
 // The shared stream (../stream/) and its members' Components.
@@ -89,34 +95,49 @@ func TestTheStreamComposes(t *testing.T) {
 			adapterPod = append(adapterPod, r)
 		}
 	}
-	checkTrigger := func(t *testing.T, file string, tr *eventingv1.Trigger, namespace, service string, declared []sourcesv1.APIVersionKindSelector) {
+	// checkTrigger checks a member's Trigger: on the stream's Broker, to
+	// its reconciler, passing the events the router names for it only.
+	checkTrigger := func(t *testing.T, file string, tr *eventingv1.Trigger, namespace, service string) {
 		t.Helper()
 		ref := tr.Spec.Subscriber.Ref
 		if tr.Namespace != streamNamespace || tr.Spec.Broker != streamBroker || ref == nil || ref.Namespace != namespace || ref.Name != service {
 			t.Errorf("%s: Trigger %s/%s on %s to %+v, want on %s/%s to %s/%s", file, tr.Namespace, tr.Name, tr.Spec.Broker, ref, streamNamespace, streamBroker, namespace, service)
 		}
-		kinds := map[string]bool{}
-		for _, r := range declared {
-			kinds[r.APIVersion+"/"+r.Kind] = true
-		}
-		for _, kind := range filteredKinds(tr.Spec.Filters) {
-			if !kinds[kind] {
-				t.Errorf("Trigger %s filters %q, which it neither declares nor needs", tr.Name, kind)
-			}
-			delete(kinds, kind)
-		}
-		for kind := range kinds {
-			t.Errorf("Trigger %s does not filter %s", tr.Name, kind)
+		if want := []eventingv1.SubscriptionsAPIFilter{streamrouter.Filter(tr.Name)}; !equality.Semantic.DeepEqual(tr.Spec.Filters, want) {
+			t.Errorf("%s: Trigger %s filters %+v, want the events the stream-router names for it only: %+v", file, tr.Name, tr.Spec.Filters, want)
 		}
 	}
-	for _, doc := range docs(t, "../stream/500-keeper.yaml")["../stream/500-keeper.yaml"] {
-		if kindOf(t, doc) == "eventing.knative.dev/v1/Trigger" {
-			var tr eventingv1.Trigger
-			decodeStrict(t, "../stream/500-keeper.yaml", doc, &tr)
-			if tr.Labels[streamkeeper.MemberLabel] != "" {
-				t.Errorf("the keeper's Trigger is labelled %s: the keeper would read it as a member's", streamkeeper.MemberLabel)
+	// The stream's own Triggers take the adapter's events, not the
+	// router's answers; the keeper's, the kinds the stream watches for it.
+	for _, c := range []struct{ file, name string }{{"../stream/400-router.yaml", "stream-router"}, {"../stream/500-keeper.yaml", "stream-keeper"}} {
+		for _, doc := range docs(t, c.file)[c.file] {
+			if kindOf(t, doc) != "eventing.knative.dev/v1/Trigger" {
+				continue
 			}
-			checkTrigger(t, "../stream/500-keeper.yaml", &tr, "", "stream-keeper", base.Spec.Resources)
+			var tr eventingv1.Trigger
+			decodeStrict(t, c.file, doc, &tr)
+			if tr.Name != c.name || tr.Spec.Subscriber.Ref == nil || tr.Spec.Subscriber.Ref.Name != c.name {
+				t.Errorf("%s: Trigger %s to %+v, want %s to %s", c.file, tr.Name, tr.Spec.Subscriber.Ref, c.name, c.name)
+			}
+			if tr.Labels[streamkeeper.MemberLabel] != "" {
+				t.Errorf("%s: Trigger %s is labelled %s: it would be read as a member's", c.file, tr.Name, streamkeeper.MemberLabel)
+			}
+			filter := subscriptionsapi.CreateSubscriptionsAPIFilters(zap.NewNop(), tr.Spec.Filters)
+			for _, r := range base.Spec.Resources {
+				e := cloudevents.NewEvent()
+				e.SetID("1")
+				e.SetSource("https://10.0.0.1:443")
+				e.SetType("dev.knative.apiserver.resource.update")
+				e.SetExtension("apiversion", r.APIVersion)
+				e.SetExtension("kind", r.Kind)
+				if got := filter.Filter(ctx, e); got != eventfilter.PassFilter {
+					t.Errorf("%s: Trigger %s does not pass the adapter's events of %s %s", c.file, tr.Name, r.APIVersion, r.Kind)
+				}
+				e.SetExtension(streamrouter.Extension, ",foo-reconciler,")
+				if got := filter.Filter(ctx, e); got != eventfilter.FailFilter {
+					t.Errorf("%s: Trigger %s passes the router's answers (%s %s): it would take each event twice", c.file, tr.Name, r.APIVersion, r.Kind)
+				}
+			}
 		}
 	}
 	var all [][]sourcesv1.APIVersionKindSelector
@@ -143,7 +164,7 @@ func TestTheStreamComposes(t *testing.T) {
 						if declared, err = streamkeeper.Declared(&tr); err != nil {
 							t.Fatal(err)
 						}
-						checkTrigger(t, f, &tr, m.namespace, m.service, append(slices.Clip(adapterPod), declared...))
+						checkTrigger(t, f, &tr, m.namespace, m.service)
 					case "rbac.authorization.k8s.io/v1/ClusterRole":
 						var r rbacv1.ClusterRole
 						decodeStrict(t, f, doc, &r)
@@ -190,24 +211,6 @@ func TestTheStreamComposes(t *testing.T) {
 	if err := got.Validate(apis.WithinCreate(ctx)); err != nil {
 		t.Error("the composed source does not validate:", err)
 	}
-	for i, r := range got.Spec.Resources {
-		if slices.ContainsFunc(got.Spec.Resources[:i], func(o sourcesv1.APIVersionKindSelector) bool { return o.APIVersion == r.APIVersion && o.Kind == r.Kind }) {
-			t.Errorf("two members watch %s %s: each would be woken by the other's objects (Triggers cannot filter on labels)", r.APIVersion, r.Kind)
-		}
-	}
-}
-
-// filteredKinds returns the kinds (apiversion/kind) that a Trigger's filters
-// let through: an exact match at the top, or one of any's.
-func filteredKinds(filters []eventingv1.SubscriptionsAPIFilter) []string {
-	var kinds []string
-	for _, f := range filters {
-		if f.Exact["kind"] != "" {
-			kinds = append(kinds, f.Exact["apiversion"]+"/"+f.Exact["kind"])
-		}
-		kinds = append(kinds, filteredKinds(f.Any)...)
-	}
-	return kinds
 }
 
 // TestTheKeepersNamesAreTheStreams checks the names the stream-keeper's code

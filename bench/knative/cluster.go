@@ -79,6 +79,7 @@ var (
 	fooReconciler = knativeService{fooSystem, "foo-reconciler"}
 	barReconciler = knativeService{barSystem, "bar-reconciler"}
 	deadLetters   = knativeService{streamNS, "dead-letters"}
+	streamKeeper  = knativeService{streamNS, "stream-keeper"}
 )
 
 func (s knativeService) selector() string { return "serving.knative.dev/service=" + s.name }
@@ -157,6 +158,7 @@ func switchToStream(ctx context.Context) error {
 		applyStream("foo-operator-stream", "examples/bar-operator-stream"),
 		// The keeper's first pod makes the stream's source before it is ready.
 		ready(streamNS, "broker/operators"), ready(streamNS, "ksvc/stream-keeper"), ready(streamNS, "apiserversource/operators"), ready(streamNS, "ksvc/"+deadLetters.name),
+		kubectl("-n", streamNS, "rollout", "status", "deployment/stream-router", "--timeout=3m"),
 		kubectl("-n", fooSystem, "delete", "--ignore-not-found", "apiserversource", "foos"),
 		kubectl("-n", barSystem, "delete", "--ignore-not-found", "apiserversource", "bars"), streamWiring.delivers)
 }

@@ -77,7 +77,7 @@ func costOf(direct, stream phase) cost {
 	c := cost{
 		Classic: shareOf(direct, rowClassic), OursDirect: shareOf(direct, rowFoo, rowFooAdapter),
 		OursStream: shareOf(stream, rowFoo), BarStream: shareOf(stream, rowBar), SharedDirect: shareOf(direct, rowServing, rowEventing),
-		SharedStream: shareOf(stream, rowServing, rowEventing, rowBrokerPlane, rowStreamAdapter, rowDeadLetters),
+		SharedStream: shareOf(stream, rowServing, rowEventing, rowBrokerPlane, rowStreamAdapter, rowStreamRouter, rowStreamKeeper, rowDeadLetters),
 	}
 	c.BreakEvenDirect = operators(c.SharedDirect.WorkingSetMiB, c.Classic.WorkingSetMiB, c.OursDirect.WorkingSetMiB)
 	c.BreakEvenStream = operators(c.SharedStream.WorkingSetMiB, c.Classic.WorkingSetMiB, c.OursStream.WorkingSetMiB)

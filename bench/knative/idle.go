@@ -38,13 +38,15 @@ const (
 	rowBar           = "Bar reconciler"
 	rowFooAdapter    = "Foo's own adapter (direct)"
 	rowStreamAdapter = "the stream's adapter (shared)"
+	rowStreamRouter  = "the stream's router (shared)"
+	rowStreamKeeper  = "the stream's keeper (shared)"
 	rowDeadLetters   = "dead letters"
 	rowBrokerPlane   = "broker data plane (shared)"
 	rowServing       = "Knative Serving"
 	rowEventing      = "Knative Eventing (excluding the broker data plane)"
 )
 
-var rowOrder = []string{rowClassic, rowFoo, rowBar, rowFooAdapter, rowStreamAdapter, rowDeadLetters, rowBrokerPlane, rowServing, rowEventing}
+var rowOrder = []string{rowClassic, rowFoo, rowBar, rowFooAdapter, rowStreamAdapter, rowStreamRouter, rowStreamKeeper, rowDeadLetters, rowBrokerPlane, rowServing, rowEventing}
 
 // brokerPlane names the pods that carry a Broker's events (MTChannelBasedBroker).
 var brokerPlane = []string{"mt-broker-ingress", "mt-broker-filter", "imc-dispatcher"}
@@ -78,7 +80,8 @@ var (
 	// Eventing, but direct wiring does not use it.
 	directGroups = slices.Concat(operatorGroups, []group{{row: rowFooAdapter, has: labelled(fooSystem, adapterKey, adapterValue)}}, knativeGroups)
 	streamGroups = slices.Concat(operatorGroups, []group{serviceGroup(rowBar, barReconciler),
-		{row: rowStreamAdapter, has: labelled(streamNS, adapterKey, adapterValue)}, serviceGroup(rowDeadLetters, deadLetters)}, knativeGroups)
+		{row: rowStreamAdapter, has: labelled(streamNS, adapterKey, adapterValue)}, {row: rowStreamRouter, has: labelled(streamNS, "app.kubernetes.io/component", "router")},
+		serviceGroup(rowStreamKeeper, streamKeeper), serviceGroup(rowDeadLetters, deadLetters)}, knativeGroups)
 )
 
 // phase is the idle bill of one phase, with the resync pings' wake-ups

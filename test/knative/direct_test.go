@@ -50,7 +50,7 @@ func TestInstalledAndScalesToZero(t *testing.T) {
 	clustertest.Eventually(t, 3*time.Minute, "the PingSource is Ready", func(ctx context.Context) (bool, string) {
 		return ready(ctx, pingGVR, system, "foo-resync")
 	})
-	atZero(t, service)
+	atZero(t, system, service)
 }
 
 // 2. A Foo created while the reconciler is at zero: the adapter's event
@@ -62,7 +62,7 @@ func TestFooWakesTheReconciler(t *testing.T) {
 	var cold []time.Duration
 	for i := range tries {
 		ns := namespace(t)
-		atZero(t, service)
+		atZero(t, system, service)
 		took := createAndTime(t, newFoo(ns, "web", "web", 1))
 		cold = append(cold, took)
 		t.Logf("from zero, try %d: the Deployment existed %v after the create", i+1, took)
@@ -283,7 +283,7 @@ func keepAPod(t *testing.T) {
 	set("1")
 	t.Cleanup(func() { set("0") })
 	clustertest.Eventually(t, 3*time.Minute, "one reconciler pod, of the new revision", func(ctx context.Context) (bool, string) {
-		n, err := servingPods(ctx, service)
+		n, err := servingPods(ctx, system, service)
 		return err == nil && n == 1, fmt.Sprintf("%d pods, %v", n, err)
 	})
 }
@@ -346,7 +346,7 @@ func behindADeploymentBacklog(t *testing.T, kept ...string) {
 	quiet(t, kept...) // no event of an earlier test's namespace going wakes the reconciler
 	backlog := clustertest.Namespace(t, kube, "knative-e2e-backlog-")
 	ns := namespace(t) // returns once the adapters list both namespaces
-	atZero(t, service)
+	atZero(t, system, service)
 
 	start := time.Now()
 	names := make(chan int)
@@ -372,7 +372,7 @@ func behindADeploymentBacklog(t *testing.T, kept ...string) {
 		t.Fatal(err)
 	}
 	created := time.Now()
-	if pods, err := servingPods(ctx, service); err != nil || pods != 0 {
+	if pods, err := servingPods(ctx, system, service); err != nil || pods != 0 {
 		t.Fatalf("%d reconciler pods serve before the Foos are made (%v): not a wake-up from zero", pods, err)
 	}
 	for i := range n {

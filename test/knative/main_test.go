@@ -347,11 +347,11 @@ func createFoo(t *testing.T, f *samplesv1alpha1.Foo) {
 	}
 }
 
-// servingPods counts the Knative Service's pods that are not being deleted:
+// servingPods counts the pods of Knative Service ns/ksvc that are not being deleted:
 // a pod that terminates gets no more requests, so an event that arrives
 // then needs a new pod, as at zero.
-func servingPods(ctx context.Context, ksvc string) (int, error) {
-	pods, err := kube.CoreV1().Pods(system).List(ctx, metav1.ListOptions{LabelSelector: "serving.knative.dev/service=" + ksvc})
+func servingPods(ctx context.Context, ns, ksvc string) (int, error) {
+	pods, err := kube.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: "serving.knative.dev/service=" + ksvc})
 	if err != nil {
 		return 0, err
 	}
@@ -364,16 +364,16 @@ func servingPods(ctx context.Context, ksvc string) (int, error) {
 	return n, nil
 }
 
-// atZero waits until the Knative Service has scaled to zero pods, and
+// atZero waits until Knative Service ns/ksvc has scaled to zero pods, and
 // stayed there for 10 s: for the reconciler, 30 s without events (its
 // window, config/500-reconciler.yaml), then the autoscaler's grace period.
 // The 10 s let a wake already on its way show (the resync that a source's
 // new adapter asks for comes a moment after the adapter's rollout).
-func atZero(t *testing.T, ksvc string) {
+func atZero(t *testing.T, ns, ksvc string) {
 	t.Helper()
 	var since time.Time
 	clustertest.Eventually(t, 5*time.Minute, ksvc+" at zero pods for 10 s", func(ctx context.Context) (bool, string) {
-		n, err := servingPods(ctx, ksvc)
+		n, err := servingPods(ctx, ns, ksvc)
 		if err != nil {
 			return false, err.Error()
 		}

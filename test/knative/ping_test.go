@@ -73,7 +73,7 @@ func TestARefusedFooIsTriedAgainFromZero(t *testing.T) {
 	if err := kube.AppsV1().Deployments(ns).Delete(ctx, "taken", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	atZero(t, service)
+	atZero(t, system, service)
 	zero := time.Now().Truncate(time.Second)
 	if _, err := kube.AppsV1().Deployments(ns).Get(ctx, "taken", metav1.GetOptions{}); !apierrs.IsNotFound(err) {
 		t.Fatalf("the Foo's Deployment before the reconciler was at zero (%v): the workqueue's own requeue ran it, nothing is proved", err)
@@ -114,7 +114,7 @@ func TestARefusedFooIsTriedAgainFromZero(t *testing.T) {
 func TestPingWakesAndResyncs(t *testing.T) {
 	quiet(t)
 	setResyncSchedule(t, "*/2 * * * *")
-	atZero(t, service)
+	atZero(t, system, service)
 	zero := time.Now().Truncate(time.Second)
 	st, err := os.Stat(auditLog)
 	if err != nil {

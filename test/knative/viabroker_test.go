@@ -124,6 +124,13 @@ func TestBrokerWiring(t *testing.T) {
 	clustertest.Eventually(t, 3*time.Minute, "the dead-letter sink is Ready", func(ctx context.Context) (bool, string) {
 		return ready(ctx, ksvcGVR, stream, deadLetters)
 	})
+	clustertest.Eventually(t, 3*time.Minute, "the stream-router is available", func(ctx context.Context) (bool, string) {
+		d, err := kube.AppsV1().Deployments(stream).Get(ctx, "stream-router", metav1.GetOptions{})
+		if err != nil {
+			return false, err.Error()
+		}
+		return d.Status.ObservedGeneration == d.Generation && d.Status.UpdatedReplicas == 1 && d.Status.AvailableReplicas == 1, fmt.Sprintf("%+v", d.Status)
+	})
 	clustertest.Eventually(t, 3*time.Minute, "Trigger foo-reconciler is Ready", func(ctx context.Context) (bool, string) {
 		return ready(ctx, triggerGVR, stream, "foo-reconciler")
 	})
@@ -160,6 +167,7 @@ func TestBrokerWiring(t *testing.T) {
 	})
 
 	t.Run("a Bar through the same adapter", func(t *testing.T) { barConverges(t, switching) })
+	t.Run("each member is sent its own objects only", eachMemberIsSentItsOwn)
 	t.Run("lifecycle", func(t *testing.T) {
 		ns := namespace(t)
 		createFoo(t, newFoo(ns, "web", "web", 1))
@@ -180,7 +188,7 @@ func TestBrokerWiring(t *testing.T) {
 	// Before the faults, which withdraw the reader's rights on purpose.
 	t.Run("the stream's reader used its members' rules only", streamLeastPrivilege)
 	t.Run("a member's fault stays with it", aMembersFaultStaysWithIt)
-	t.Run("the stream-keeper used its rules only", keeperLeastPrivilege)
+	t.Run("the stream-keeper and stream-router used their rules only", streamPartsLeastPrivilege)
 	t.Run("back to direct wiring", backToDirect)
 }
 
@@ -262,30 +270,35 @@ func streamLeastPrivilege(t *testing.T) {
 	t.Logf("stream-watcher: granted and not used: %v", u.Unused)
 }
 
-// keeperLeastPrivilege: what the stream-keeper asked of the API server (the
-// audit log) was granted by its Role and ClusterRole, refused nothing, and
-// used every rule.
-func keeperLeastPrivilege(t *testing.T) {
-	keeper := map[string]bool{}
-	for _, role := range []string{"stream-keeper", "operator-stream-keeper"} {
-		rules, err := controlplane.GrantedRules(filepath.Join(root, "stream", "200-rbac.yaml"), role)
+// streamPartsLeastPrivilege: what the stream-keeper and the stream-router
+// asked of the API server (the audit log) was granted by their roles,
+// refused nothing, and used every rule.
+func streamPartsLeastPrivilege(t *testing.T) {
+	for account, roles := range map[string][]string{
+		"stream-keeper": {"stream-keeper", "operator-stream-keeper"},
+		"stream-router": {"stream-router"},
+	} {
+		granted := map[string]bool{}
+		for _, role := range roles {
+			rules, err := controlplane.GrantedRules(filepath.Join(root, "stream", "200-rbac.yaml"), role)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for r := range rules {
+				granted[r] = true
+			}
+		}
+		u, err := controlplane.PrivilegeUseOf(auditLog, auditFrom, granted, "system:serviceaccount:"+stream+":"+account, "")
 		if err != nil {
 			t.Fatal(err)
 		}
-		for r := range rules {
-			keeper[r] = true
+		// The keeper makes the stream's source only where there is none.
+		if account == "stream-keeper" && !streamSourceMade {
+			u.Unused = slices.DeleteFunc(u.Unused, func(r string) bool { return r == "create sources.knative.dev/apiserversources" })
 		}
-	}
-	u, err := controlplane.PrivilegeUseOf(auditLog, auditFrom, keeper, "system:serviceaccount:"+stream+":stream-keeper", "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	// It makes the stream's source only where there is none.
-	if !streamSourceMade {
-		u.Unused = slices.DeleteFunc(u.Unused, func(r string) bool { return r == "create sources.knative.dev/apiserversources" })
-	}
-	if len(u.Refused) > 0 || len(u.Ungranted) > 0 || len(u.Unused) > 0 {
-		t.Errorf("stream-keeper: %v", u)
+		if len(u.Refused) > 0 || len(u.Ungranted) > 0 || len(u.Unused) > 0 {
+			t.Errorf("%s: %v", account, u)
+		}
 	}
 }
 
@@ -416,7 +429,13 @@ func converged(ctx context.Context, ns string, n int) (bool, string) {
 // sink scales to zero, so an event sent to it makes a pod.
 func watchDeadLetters(t *testing.T) func() []string {
 	t.Helper()
-	atZero(t, deadLetters)
+	atZero(t, stream, deadLetters)
+	return watchPods(stream, deadLetters)
+}
+
+// watchPods watches the pods of Knative Service ns/ksvc and returns a
+// function that stops and returns the names of those made since the call.
+func watchPods(ns, ksvc string) func() []string {
 	since := metav1.NewTime(time.Now().Truncate(time.Second))
 	ctx, cancel := context.WithCancel(context.Background())
 	seen := map[string]bool{}
@@ -425,7 +444,7 @@ func watchDeadLetters(t *testing.T) func() []string {
 	go func() {
 		defer close(done)
 		for ctx.Err() == nil {
-			pods, err := kube.CoreV1().Pods(stream).List(ctx, metav1.ListOptions{LabelSelector: "serving.knative.dev/service=" + deadLetters})
+			pods, err := kube.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: "serving.knative.dev/service=" + ksvc})
 			if err == nil {
 				mu.Lock()
 				for _, p := range pods.Items {

@@ -50,7 +50,7 @@ func TestAnAPIServerRestartLosesNothing(t *testing.T) {
 	createFoo(t, newFoo(ns, "changed", "changed", 1))
 	deploymentReplicas(t, ns, "changed", 1)
 	restarts := adapterRestarts(t)
-	atZero(t, service)
+	atZero(t, system, service)
 
 	if err := command("hack/cluster/restart.sh", "apiserver").Run(); err != nil {
 		t.Fatal("hack/cluster/restart.sh apiserver:", err)
