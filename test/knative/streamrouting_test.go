@@ -89,10 +89,11 @@ func eachMemberIsSentItsOwn(t *testing.T) {
 	// The Foo reconciler's Trigger would have passed any of them: a wake-up
 	// from zero would show as a pod. The broker's retries are over long
 	// before the recorder has its last.
-	if woke := fooPods(); len(woke) > 0 {
+	woke := fooPods()
+	if len(woke) > 0 {
 		t.Errorf("the recorder's Deployments woke the Foo reconciler: pods %v", woke)
 	}
-	t.Logf("burst of %d of the recorder's Deployments: the recorder was sent each, %d events of others'; the Foo reconciler woke 0 times", n, len(foreign))
+	t.Logf("burst of %d of the recorder's Deployments: the recorder was sent each, %d events of others'; the Foo reconciler woke %d times", n, len(foreign), len(woke))
 
 	// A burst of Foos.
 	atZero(t, recorderNS, recorder)
@@ -103,10 +104,10 @@ func eachMemberIsSentItsOwn(t *testing.T) {
 	clustertest.Eventually(t, 3*time.Minute, fmt.Sprintf("%d Foos converged", n), func(ctx context.Context) (bool, string) {
 		return converged(ctx, foosNS, n)
 	})
-	if woke := recorderPods(); len(woke) > 0 {
+	if woke = recorderPods(); len(woke) > 0 {
 		t.Errorf("the Foos' events woke the recorder: pods %v", woke)
 	}
-	t.Logf("burst of %d Foos: converged; the recorder woke 0 times", n)
+	t.Logf("burst of %d Foos: converged; the recorder woke %d times", n, len(woke))
 }
 
 // joinRecorder runs the recorder in ns and makes it a member of the stream,
