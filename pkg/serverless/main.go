@@ -171,11 +171,17 @@ func Main(op Operator) {
 	partsCtx = controller.WithEventRecorder(partsCtx, eventRecorder(kubeclient.Get(ctx).CoreV1(), op))
 
 	cmw := configwatch.New(kubeclient.Get(ctx).CoreV1(), set.systemNamespace)
-	parts := op.New(partsCtx, cmw)
+	parts := op.New(withDucks(partsCtx), cmw)
 	if err := op.check(parts); err != nil {
 		logger.Fatalw("Refused the operator", zap.Error(err))
 	}
-	rs, err := resync.New(partsCtx, resyncCfg, op.ResyncKinds(), func(ctx context.Context) controller.Reconciler { return op.New(ctx, cmw).Reconciler })
+	tracked := &trackers{}
+	tracked.add(parts.Tracker)
+	rs, err := resync.New(partsCtx, resyncCfg, op.ResyncKinds(), func(ctx context.Context) controller.Reconciler {
+		dry := op.New(withDucks(ctx), cmw)
+		tracked.add(dry.Tracker)
+		return dry.Reconciler
+	})
 	if err != nil {
 		logger.Fatalw("Failed to set up the resync", zap.Error(err))
 	}
@@ -189,7 +195,7 @@ func Main(op Operator) {
 		logger.Fatalw("Failed to set up the reads of owned objects", zap.Error(err))
 	}
 	decoder := &receiver.Decoder{Owner: op.Owner.GroupKind(), Owned: op.receiverOwned(owned, parts), Settled: parts.Settled,
-		OwnWrites: writes, SkipNoOp: true, Handoff: handoffs}
+		OwnWrites: writes, SkipNoOp: true, Handoff: handoffs, Tracked: op.trackedKinds(), Observers: tracked.observers}
 	lister := rs.KeysNeedingWork
 	stopLater := func() {}
 	if later != nil {

@@ -20,6 +20,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -29,6 +30,7 @@ import (
 	"knative.dev/pkg/configmap"
 	"knative.dev/pkg/controller"
 	pkgreconciler "knative.dev/pkg/reconciler"
+	"knative.dev/pkg/tracker"
 
 	"github.com/frugal-operator/foo-operator/pkg/serverless/receiver"
 	"github.com/frugal-operator/foo-operator/pkg/serverless/resync"
@@ -47,6 +49,13 @@ type Operator struct {
 	// returns over what it lists, with its writes refused: the owners whose
 	// reconcile would write are reconciled.
 	Owned []Owned
+	// Tracked are the kinds of the objects that owners reference through
+	// Parts.Tracker (a sink's Addressable, a ConfigMap): the operator's
+	// sources send their events, each of which reconciles the owners that
+	// track the object, as a knative.dev/pkg informer's handler calling the
+	// tracker's OnChanged would. Each is named in the version that the
+	// references name, and that the sources watch.
+	Tracked []Kind
 	// Scheme knows the Owner's kind, for the Kubernetes events it records
 	// (a generated clientset's scheme package).
 	Scheme *runtime.Scheme
@@ -89,6 +98,20 @@ type Parts struct {
 	// that no reconcile can change (see receiver.Decoder.Settled): updates
 	// of an owner reconciled with such a reason are not reconciled again.
 	Settled []string
+	// Tracker, if the reconciler tracks references (Operator.Tracked), is
+	// the tracker it tracks them in: make it with NewTracker. Each call of
+	// New makes its own; the events of Tracked kinds reconcile the owners
+	// that any of them tracks.
+	Tracker tracker.Interface
+}
+
+// NewTracker returns a knative.dev/pkg tracker for Parts.Tracker, whose
+// references last controller.GetTrackerLease(ctx) (three resync periods of
+// knative.dev/pkg, 30 hours by default): every resync (the hourly ping's)
+// tracks them again. It enqueues nothing itself: the events of the Tracked
+// kinds ask it which owners track their object.
+func NewTracker(ctx context.Context) tracker.Interface {
+	return tracker.New(func(types.NamespacedName) {}, controller.GetTrackerLease(ctx))
 }
 
 // OnDelete names the owners, of namespace, that the delete of the object
@@ -127,9 +150,12 @@ type Owned struct {
 func (op Operator) check(parts Parts) error {
 	var errs []error
 	seen := map[schema.GroupKind]bool{}
-	for i, k := range append([]Kind{op.Owner}, kindsOf(op.Owned)...) {
+	for i, k := range slices.Concat([]Kind{op.Owner}, kindsOf(op.Owned), op.Tracked) {
 		field := "Operator.Owner"
-		if i > 0 {
+		switch {
+		case i > len(op.Owned):
+			field = fmt.Sprintf("Operator.Tracked[%d]", i-1-len(op.Owned))
+		case i > 0:
 			field = fmt.Sprintf("Operator.Owned[%d]", i-1)
 		}
 		switch {
@@ -144,6 +170,12 @@ func (op Operator) check(parts Parts) error {
 		if op.owned(gk) == nil {
 			errs = append(errs, fmt.Errorf("Parts.OnDelete names %s, which Operator.Owned does not", gk))
 		}
+	}
+	switch {
+	case len(op.Tracked) > 0 && parts.Tracker == nil:
+		errs = append(errs, errors.New("Operator.Tracked names kinds but Parts.Tracker is nil: nothing would tell which owners track an object"))
+	case len(op.Tracked) == 0 && parts.Tracker != nil:
+		errs = append(errs, errors.New("Parts.Tracker is set but Operator.Tracked names no kind: no change of a tracked object would reach its owners"))
 	}
 	if err := promotable(parts.Reconciler); err != nil {
 		errs = append(errs, err)
@@ -166,6 +198,15 @@ func (op Operator) owned(gk schema.GroupKind) *Owned {
 		}
 	}
 	return nil
+}
+
+// trackedKinds returns the groups and kinds of op.Tracked.
+func (op Operator) trackedKinds() []schema.GroupKind {
+	kinds := make([]schema.GroupKind, len(op.Tracked))
+	for i, k := range op.Tracked {
+		kinds[i] = k.GroupKind()
+	}
+	return kinds
 }
 
 // ResyncKinds returns what a resync lists: the owners, and the owned kinds

@@ -37,6 +37,7 @@ var (
 	foos        = Kind{Resource: schema.GroupVersionResource{Group: "samplecontroller.knative.io", Version: "v1alpha1", Resource: "foos"}, Kind: "Foo"}
 	deployments = Kind{Resource: schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"}, Kind: "Deployment"}
 	services    = Kind{Resource: schema.GroupVersionResource{Version: "v1", Resource: "services"}, Kind: "Service"}
+	configMaps  = Kind{Resource: schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}, Kind: "ConfigMap"}
 )
 
 func noneWoken(context.Context, string, string, string) ([]types.NamespacedName, error) {
@@ -48,6 +49,10 @@ func TestOperatorCheck(t *testing.T) {
 	good := Parts{Reconciler: &leaderAware{}, OnDelete: map[schema.GroupKind]OnDelete{deployments.GroupKind(): noneWoken}}
 	if err := op.check(good); err != nil {
 		t.Errorf("check() = %v, want nil", err)
+	}
+	tracking := Operator{Owner: foos, Owned: op.Owned, Tracked: []Kind{configMaps}}
+	if err := tracking.check(Parts{Reconciler: &leaderAware{}, Tracker: NewTracker(context.Background())}); err != nil {
+		t.Errorf("check() of an operator that tracks = %v, want nil", err)
 	}
 	tests := []struct {
 		name  string
@@ -69,6 +74,21 @@ func TestOperatorCheck(t *testing.T) {
 		op:    Operator{Owner: foos, Owned: []Owned{{Kind: deployments}, {Kind: deployments, OwnerLabel: "foo"}}},
 		parts: Parts{Reconciler: &leaderAware{}},
 		want:  "Operator.Owned[1]: Deployment.apps is named twice",
+	}, {
+		name:  "a tracked kind also owned",
+		op:    Operator{Owner: foos, Owned: []Owned{{Kind: services}}, Tracked: []Kind{services}},
+		parts: Parts{Reconciler: &leaderAware{}, Tracker: NewTracker(context.Background())},
+		want:  "Operator.Tracked[0]: Service is named twice",
+	}, {
+		name:  "tracked kinds without a tracker",
+		op:    Operator{Owner: foos, Tracked: []Kind{services}},
+		parts: Parts{Reconciler: &leaderAware{}},
+		want:  "Operator.Tracked names kinds but Parts.Tracker is nil",
+	}, {
+		name:  "a tracker without tracked kinds",
+		op:    op,
+		parts: Parts{Reconciler: &leaderAware{}, Tracker: NewTracker(context.Background())},
+		want:  "Parts.Tracker is set but Operator.Tracked names no kind",
 	}, {
 		name:  "a reconciler that cannot be promoted",
 		op:    op,

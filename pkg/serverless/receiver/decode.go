@@ -77,10 +77,12 @@ type Target struct {
 	Lookup *Lookup
 }
 
-// Lookup is a read of an owned object that an event needs: a Reference-mode
-// event does not carry the object's owner, and an owned object's delete is
-// believed only once the object is seen gone. Decoder.Resolve does it, after
-// Decode, so that no API request is made while the event's body is held.
+// Lookup is what an event still needs before its keys are known: a read of
+// an owned object (a Reference-mode event does not carry the object's owner,
+// and an owned object's delete is believed only once the object is seen
+// gone), or the owners that track an object (see Decoder.Observers).
+// Decoder.Resolve does it, after Decode, so that nothing waits while the
+// event's body is held.
 type Lookup struct {
 	owned           *Owned
 	namespace, name string
@@ -88,6 +90,8 @@ type Lookup struct {
 	// controlled by the owner of the Target's first key.
 	deleted bool
 	uid     types.UID
+	// tracked is the object of a Tracked kind that the event reports.
+	tracked *metav1.PartialObjectMetadata
 }
 
 // BadEventError is an event this package cannot use: a client error that
@@ -136,6 +140,17 @@ type Decoder struct {
 	// held it, say) a reconcile may yet change it: SkipNoOp reconciles its
 	// updates, so that a label or an annotation forces a retry.
 	Settled []string
+	// Tracked are the kinds of the objects that owners reference, whose
+	// changes reach them through Observers.
+	Tracked []schema.GroupKind
+	// Observers returns the owners that track obj, an object of a Tracked
+	// kind: its apiVersion, kind, namespace, name and labels (a
+	// knative.dev/pkg tracker's GetObservers). An event of such an object
+	// reconciles them. What is tracked is learned by reconciling, the
+	// resync's dry runs included, so it is asked only once a resync has
+	// listed every owner (the cold start's, or a ping's): until then the
+	// event waits.
+	Observers func(obj *metav1.PartialObjectMetadata) []types.NamespacedName
 	// Handoff, if set, keeps the object of an owner's add event for the
 	// reconcile of its key, in place of a read, when the event may be
 	// believed for it: its sender delivers in order (see Verifier), and
@@ -343,6 +358,20 @@ func (d *Decoder) decodeResource(e *cloudevents.Event, verb string, sender Sende
 	if gk == podKind && obj.Metadata.Labels.Adapter == AdapterLabelValue {
 		return adapterChanged(verb, &obj), nil
 	}
+	if slices.Contains(d.Tracked, gk) {
+		if err := validObject(gk.Kind, meta.Namespace, meta.Name); err != nil {
+			return Target{}, err
+		}
+		tracked := &metav1.PartialObjectMetadata{}
+		if err := unmarshalData(e, tracked); err != nil {
+			return Target{}, err
+		}
+		if tracked.APIVersion == "" || tracked.Kind == "" { // as groupKind found them
+			tracked.APIVersion, _ = e.Extensions()["apiversion"].(string)
+			tracked.Kind, _ = e.Extensions()["kind"].(string)
+		}
+		return Target{Lookup: &Lookup{tracked: tracked}}, nil
+	}
 	owned := d.owned(gk)
 	if owned == nil {
 		return Target{Ignored: fmt.Sprintf("kind %s is not handled", gk)}, nil
@@ -418,6 +447,17 @@ func (d *Decoder) decodeRef(e *cloudevents.Event) (Target, error) {
 			d.Handoff.Forget(t.Keys[0]) // a change, and not its object
 		}
 		return t, err
+	}
+	if slices.Contains(d.Tracked, gk) {
+		if err := validObject(gk.Kind, ref.Namespace, ref.Name); err != nil {
+			return Target{}, err
+		}
+		// No labels: only the owners that track the object by name.
+		tracked := &metav1.PartialObjectMetadata{
+			TypeMeta:   metav1.TypeMeta{APIVersion: ref.APIVersion, Kind: ref.Kind},
+			ObjectMeta: metav1.ObjectMeta{Namespace: ref.Namespace, Name: ref.Name},
+		}
+		return Target{Lookup: &Lookup{tracked: tracked}}, nil
 	}
 	owned := d.owned(gk)
 	if owned == nil {

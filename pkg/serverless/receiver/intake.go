@@ -113,7 +113,9 @@ func (in *intake) take(w http.ResponseWriter, r *http.Request, sender Sender, de
 
 	target, names, err := in.readAndDecode(ctx, w, r, rc, sender, deadline)
 	if err == nil {
-		target, err = in.decoder.Resolve(ctx, target)
+		resolveCtx, cancel := context.WithDeadline(ctx, deadline)
+		target, err = in.decoder.Resolve(resolveCtx, target)
+		cancel()
 	}
 	if names.typ != "" {
 		logger = logger.With(zap.String("type", names.typ), zap.String("id", names.id), zap.String("subject", names.subject))

@@ -38,6 +38,9 @@ func (d *Decoder) Resolve(ctx context.Context, t Target) (Target, error) {
 		return t, nil
 	}
 	t.Lookup = nil
+	if l.tracked != nil {
+		return d.resolveTracked(ctx, l.tracked)
+	}
 	if l.deleted {
 		return d.resolveDelete(ctx, t, l)
 	}
@@ -50,6 +53,25 @@ func (d *Decoder) Resolve(ctx context.Context, t Target) (Target, error) {
 		return Target{}, fmt.Errorf("failed to get %s %s/%s: %w", kind, l.namespace, l.name, err)
 	}
 	return d.controllerKey(l.namespace, l.name, metav1.GetControllerOfNoCopy(obj))
+}
+
+// resolveTracked returns the owners that track obj, once a resync has
+// listed every owner: the dry runs of its reconciles track what each owner
+// references, so that the owners a new process has not yet reconciled are
+// known too. If none has listed before ctx is done (the cold start's
+// resync failing, or off), the event is answered 503, to come again.
+func (d *Decoder) resolveTracked(ctx context.Context, obj *metav1.PartialObjectMetadata) (Target, error) {
+	select {
+	case <-d.waiting.listedSignal():
+	case <-ctx.Done():
+		return Target{}, fmt.Errorf("the owners that track %s %s/%s are not known yet: no resync has listed every owner since the process started",
+			strings.ToLower(obj.Kind), obj.Namespace, obj.Name)
+	}
+	keys := d.Observers(obj)
+	if len(keys) == 0 {
+		return Target{Ignored: fmt.Sprintf("no %s tracks %s %s/%s", d.Owner.Kind, strings.ToLower(obj.Kind), obj.Namespace, obj.Name)}, nil
+	}
+	return Target{Keys: keys}, nil
 }
 
 // resolveDelete believes the delete that t reports only once its object is

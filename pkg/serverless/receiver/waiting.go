@@ -35,6 +35,15 @@ type waiting struct {
 	mu     sync.Mutex
 	listed bool
 	byNS   map[string]map[string]struct{}
+	// once makes listedCh, closed when a resync first lists.
+	once     sync.Once
+	listedCh chan struct{}
+}
+
+// listedSignal returns a channel closed once a resync has listed every owner.
+func (w *waiting) listedSignal() chan struct{} {
+	w.once.Do(func() { w.listedCh = make(chan struct{}) })
+	return w.listedCh
 }
 
 // set records whether key waits.
@@ -67,6 +76,9 @@ func (w *waiting) listedAll(keys []types.NamespacedName) {
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	if !w.listed {
+		close(w.listedSignal())
+	}
 	w.listed = true
 }
 

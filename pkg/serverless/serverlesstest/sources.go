@@ -29,8 +29,8 @@ import (
 )
 
 // CheckSources tells how the ApiServerSources that send op its events (in
-// direct wiring) differ from op's kinds: each kind, the owner's and every
-// owned one, watched by one of them, an owned kind with an OwnerLabel only
+// direct wiring) differ from op's kinds: each kind, the owner's, every
+// owned one and every tracked one, watched by one of them, an owned kind with an OwnerLabel only
 // where it carries that label (else every object of the kind in the
 // cluster wakes the reconciler), no kind that op does not name, and each
 // source watching its own adapter's pod (whose start asks for a resync).
@@ -51,7 +51,7 @@ func CheckSources(op serverless.Operator, sources ...*sourcesv1.ApiServerSource)
 			case owned != nil && owned.OwnerLabel != "" && !requires(r.LabelSelector, owned.OwnerLabel):
 				errs = append(errs, fmt.Errorf("ApiServerSource %s watches every %s, not only those labelled %s", src.Name, key, owned.OwnerLabel))
 			case owned == nil && src.Spec.ResourceOwner != nil:
-				errs = append(errs, fmt.Errorf("ApiServerSource %s passes only owned objects, so none of the owners, %s", src.Name, key))
+				errs = append(errs, fmt.Errorf("ApiServerSource %s passes only owned objects, so none of %s, which the operator does not own", src.Name, key))
 			}
 			watched[key] = true
 		}
@@ -64,6 +64,7 @@ func CheckSources(op serverless.Operator, sources ...*sourcesv1.ApiServerSource)
 	for _, o := range op.Owned {
 		kinds = append(kinds, o.Kind)
 	}
+	kinds = append(kinds, op.Tracked...)
 	for _, k := range kinds {
 		if key := k.Resource.GroupVersion().String() + " " + k.Kind; !watched[key] {
 			errs = append(errs, fmt.Errorf("no ApiServerSource watches %s", key))
@@ -80,6 +81,11 @@ func named(op serverless.Operator, apiVersion, kind string) (*serverless.Kind, *
 	for i, o := range op.Owned {
 		if o.Resource.GroupVersion().String() == apiVersion && o.Kind.Kind == kind {
 			return &op.Owned[i].Kind, &op.Owned[i]
+		}
+	}
+	for i, k := range op.Tracked {
+		if k.Resource.GroupVersion().String() == apiVersion && k.Kind == kind {
+			return &op.Tracked[i], nil
 		}
 	}
 	return nil, nil

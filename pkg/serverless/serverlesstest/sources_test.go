@@ -91,10 +91,40 @@ func TestCheckSources(t *testing.T) {
 		name    string
 		sources []*sourcesv1.ApiServerSource
 		want    string
-	}{"owners filtered out", []*sourcesv1.ApiServerSource{ownedOnly}, "ApiServerSource foos passes only owned objects, so none of the owners"})
+	}{"owners filtered out", []*sourcesv1.ApiServerSource{ownedOnly}, "ApiServerSource foos passes only owned objects, so none of samplecontroller.knative.io/v1alpha1 Foo, which the operator does not own"})
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			err := serverlesstest.CheckSources(op, tc.sources...)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("CheckSources() = %v, want an error saying %q", err, tc.want)
+			}
+		})
+	}
+}
+
+// A tracked kind is watched like the others, every object of it: the
+// owners track objects they do not label.
+func TestCheckSourcesOfTrackedKinds(t *testing.T) {
+	tracking := op
+	tracking.Tracked = []serverless.Kind{{Resource: schema.GroupVersionResource{Group: "serving.knative.dev", Version: "v1", Resource: "services"}, Kind: "Service"}}
+	kservices := sourcesv1.APIVersionKindSelector{APIVersion: "serving.knative.dev/v1", Kind: "Service"}
+	if err := serverlesstest.CheckSources(tracking, source("foos", foos, deployments, services, kservices, pods("foos"))); err != nil {
+		t.Errorf("CheckSources(every kind, the tracked one too) = %v, want nil", err)
+	}
+	ownedOnly := source("foos", foos, deployments, services, kservices, pods("foos"))
+	ownedOnly.Spec.ResourceOwner = &sourcesv1.APIVersionKind{APIVersion: "samplecontroller.knative.io/v1alpha1", Kind: "Foo"}
+	for _, tc := range []struct {
+		name    string
+		sources []*sourcesv1.ApiServerSource
+		want    string
+	}{
+		{"the tracked kind not watched", []*sourcesv1.ApiServerSource{source("foos", foos, deployments, services, pods("foos"))},
+			"no ApiServerSource watches serving.knative.dev/v1 Service"},
+		{"tracked objects filtered out", []*sourcesv1.ApiServerSource{ownedOnly},
+			"so none of serving.knative.dev/v1 Service, which the operator does not own"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := serverlesstest.CheckSources(tracking, tc.sources...)
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("CheckSources() = %v, want an error saying %q", err, tc.want)
 			}
