@@ -69,12 +69,15 @@ var FooSource = SourceOf(foo.Operator)
 
 // SourceOf is what the ApiServerSource of op's config/ watches, but for its
 // own adapter's pod (no Eventing runs here to make one): in every
-// namespace, op's owners, and each kind they own, only the objects with its
-// owner label if it has one.
+// namespace, op's owners, each kind they own, only the objects with its
+// owner label if it has one, and each kind they track.
 func SourceOf(op serverless.Operator) controlplane.AdapterConfig {
 	c := controlplane.AdapterConfig{AllNamespaces: true, Mode: "Resource", Resources: []controlplane.AdapterResource{{GVR: op.Owner.Resource}}}
 	for _, o := range op.Owned {
 		c.Resources = append(c.Resources, controlplane.AdapterResource{GVR: o.Resource, LabelSelector: o.OwnerLabel})
+	}
+	for _, k := range op.Tracked {
+		c.Resources = append(c.Resources, controlplane.AdapterResource{GVR: k.Resource})
 	}
 	return c
 }

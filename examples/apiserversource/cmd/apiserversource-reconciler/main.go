@@ -1,0 +1,28 @@
+/*
+Copyright The Foo Operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// Command apiserversource-reconciler is Knative Eventing's ApiServerSource
+// reconciler, unchanged, as a Knative Service on pkg/serverless.
+package main
+
+import (
+	"github.com/frugal-operator/foo-operator/examples/apiserversource/pkg/reconciler/apiserversource"
+	"github.com/frugal-operator/foo-operator/pkg/serverless"
+)
+
+func main() {
+	serverless.Main(apiserversource.Operator)
+}
