@@ -196,6 +196,9 @@ func Main(op Operator) {
 	}
 	decoder := &receiver.Decoder{Owner: op.Owner.GroupKind(), Owned: op.receiverOwned(owned, parts), Settled: parts.Settled,
 		OwnWrites: writes, SkipNoOp: true, Handoff: handoffs, Tracked: op.trackedKinds(), Observers: tracked.observers}
+	if op.FollowConfig {
+		decoder.Configs = cmw
+	}
 	lister := rs.KeysNeedingWork
 	stopLater := func() {}
 	if later != nil {

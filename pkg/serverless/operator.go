@@ -56,6 +56,15 @@ type Operator struct {
 	// tracker's OnChanged would. Each is named in the version that the
 	// references name, and that the sources watch.
 	Tracked []Kind
+	// FollowConfig has the ConfigMaps that New's cmw watches followed by
+	// events: the operator's sources watch the ConfigMaps labelled
+	// ConfigLabel=Name (the operator's, in the system namespace, that
+	// config/ labels so), and an event of one that cmw watches has it read
+	// again and given to its observers, the dry runs' included, then runs a
+	// resync, which reconciles the owners the new configuration changes, as
+	// the global resync of a classic controller's config store would.
+	// Without it, the ConfigMaps are read when a pod starts.
+	FollowConfig bool
 	// Scheme knows the Owner's kind, for the Kubernetes events it records
 	// (a generated clientset's scheme package).
 	Scheme *runtime.Scheme
@@ -74,7 +83,8 @@ type Operator struct {
 	// not cancelled on SIGTERM: the parts serve the drain. The ConfigMaps
 	// that cmw is asked to watch, of the system namespace, are read once
 	// before the first event is served, a default (WatchWithDefault)
-	// standing in for a missing one (see package configwatch): each new pod
+	// standing in for a missing one (see package configwatch), and again
+	// at each of their events with FollowConfig; without it, each new pod
 	// reads them again. What the
 	// injection clients write is recorded (see ownwrites), so that the
 	// events reporting the reconciler's own writes are recognised, and what
@@ -85,6 +95,11 @@ type Operator struct {
 	// clients of ctx only.
 	New func(ctx context.Context, cmw configmap.Watcher) Parts
 }
+
+// ConfigLabel is the label whose value, on a ConfigMap of the system
+// namespace, names the operator it configures (Operator.Name), for the
+// sources of an operator that follows its configuration (FollowConfig).
+const ConfigLabel = "serverless.frugal-operator.dev/configures"
 
 // Parts are what Main runs.
 type Parts struct {

@@ -21,6 +21,7 @@ import (
 	"fmt"
 
 	"github.com/google/uuid"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"knative.dev/pkg/ptr"
@@ -70,7 +71,8 @@ var FooSource = SourceOf(foo.Operator)
 // SourceOf is what the ApiServerSource of op's config/ watches, but for its
 // own adapter's pod (no Eventing runs here to make one): in every
 // namespace, op's owners, each kind they own, only the objects with its
-// owner label if it has one, and each kind they track.
+// owner label if it has one, each kind they track, and the ConfigMaps that
+// configure op if it follows them.
 func SourceOf(op serverless.Operator) controlplane.AdapterConfig {
 	c := controlplane.AdapterConfig{AllNamespaces: true, Mode: "Resource", Resources: []controlplane.AdapterResource{{GVR: op.Owner.Resource}}}
 	for _, o := range op.Owned {
@@ -78,6 +80,10 @@ func SourceOf(op serverless.Operator) controlplane.AdapterConfig {
 	}
 	for _, k := range op.Tracked {
 		c.Resources = append(c.Resources, controlplane.AdapterResource{GVR: k.Resource})
+	}
+	if op.FollowConfig {
+		c.Resources = append(c.Resources, controlplane.AdapterResource{GVR: corev1.SchemeGroupVersion.WithResource("configmaps"),
+			LabelSelector: serverless.ConfigLabel + "=" + op.Name})
 	}
 	return c
 }

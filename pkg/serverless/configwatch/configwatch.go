@@ -17,8 +17,8 @@ limitations under the License.
 // an operator's New: the ConfigMaps its parts watch, in the system
 // namespace, are read from the API server when the process starts, a
 // default standing in for one that does not exist; no informer watches
-// them. A reconciler scales to zero between bursts, so a change reaches the
-// operator with its next pod.
+// them. An event of one reads it again (Reload); without events, a change
+// reaches the operator with its next pod.
 package configwatch
 
 import (
@@ -111,6 +111,32 @@ func (w *Watcher) Start(stop <-chan struct{}) error {
 		}
 	}
 	return nil
+}
+
+// Namespace is the namespace of the ConfigMaps watched.
+func (w *Watcher) Namespace() string { return w.namespace }
+
+// Reload reads the ConfigMap name again, or its default if it no longer
+// exists, and calls its observers with it; it tells whether name is watched
+// (a ConfigMap not watched, or one before Start, is not read). Reloads run
+// one at a time, so the last one's read is what the observers keep. A
+// ConfigMap deleted with no default is an error, and its observers keep
+// what they had.
+func (w *Watcher) Reload(ctx context.Context, name string) (bool, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	observers := w.observers[name]
+	if !w.started || len(observers) == 0 {
+		return false, nil
+	}
+	cm, err := w.read(ctx, name)
+	if err != nil {
+		return true, err
+	}
+	for _, o := range observers {
+		o(cm)
+	}
+	return true, nil
 }
 
 // read returns the ConfigMap name, or its default if it does not exist.

@@ -97,3 +97,62 @@ func TestFeatureStore(t *testing.T) {
 		t.Errorf("flags %v, want transport-encryption strict", flags)
 	}
 }
+
+// Reload reads a ConfigMap watched again: its change, then its default once
+// it is deleted, reach every observer; one not watched, or before Start, is
+// not read.
+func TestReload(t *testing.T) {
+	ctx := context.Background()
+	client := fake.NewClientset(configMap("config-logging", map[string]string{"loglevel.x": "debug"}))
+	w := New(client.CoreV1(), "system")
+	var got []string
+	w.WatchWithDefault(*configMap("config-logging", map[string]string{"loglevel.x": "info"}),
+		func(cm *corev1.ConfigMap) { got = append(got, "a:"+cm.Data["loglevel.x"]) },
+		func(cm *corev1.ConfigMap) { got = append(got, "b:"+cm.Data["loglevel.x"]) })
+	if watched, err := w.Reload(ctx, "config-logging"); watched || err != nil {
+		t.Errorf("Reload before Start = %v, %v; want false, nil", watched, err)
+	}
+	if err := w.Start(nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := client.CoreV1().ConfigMaps("system").Update(ctx, configMap("config-logging", map[string]string{"loglevel.x": "warn"}), metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if watched, err := w.Reload(ctx, "config-logging"); !watched || err != nil {
+		t.Errorf("Reload = %v, %v; want true, nil", watched, err)
+	}
+	if err := client.CoreV1().ConfigMaps("system").Delete(ctx, "config-logging", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.Reload(ctx, "config-logging"); err != nil {
+		t.Error(err)
+	}
+	if watched, err := w.Reload(ctx, "config-other"); watched || err != nil {
+		t.Errorf("Reload of a ConfigMap not watched = %v, %v; want false, nil", watched, err)
+	}
+	if want := "a:debug b:debug a:warn b:warn a:info b:info"; strings.Join(got, " ") != want {
+		t.Errorf("observed %q, want %q", strings.Join(got, " "), want)
+	}
+}
+
+// A ConfigMap with no default, deleted, is an error; its observers keep
+// what they had.
+func TestReloadOfADeletedConfigMapWithNoDefault(t *testing.T) {
+	ctx := context.Background()
+	client := fake.NewClientset(configMap("config-mine", map[string]string{"k": "v"}))
+	w := New(client.CoreV1(), "system")
+	calls := 0
+	w.Watch("config-mine", func(*corev1.ConfigMap) { calls++ })
+	if err := w.Start(nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := client.CoreV1().ConfigMaps("system").Delete(ctx, "config-mine", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.Reload(ctx, "config-mine"); err == nil || !strings.Contains(err.Error(), "does not exist") {
+		t.Errorf("Reload = %v, want the ConfigMap's absence", err)
+	}
+	if calls != 1 {
+		t.Errorf("observer called %d times, want once (at Start)", calls)
+	}
+}

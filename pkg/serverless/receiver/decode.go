@@ -80,7 +80,8 @@ type Target struct {
 // Lookup is what an event still needs before its keys are known: a read of
 // an owned object (a Reference-mode event does not carry the object's owner,
 // and an owned object's delete is believed only once the object is seen
-// gone), or the owners that track an object (see Decoder.Observers).
+// gone), the owners that track an object (see Decoder.Observers), or a
+// ConfigMap to read again (see Decoder.Configs).
 // Decoder.Resolve does it, after Decode, so that nothing waits while the
 // event's body is held.
 type Lookup struct {
@@ -92,6 +93,9 @@ type Lookup struct {
 	uid     types.UID
 	// tracked is the object of a Tracked kind that the event reports.
 	tracked *metav1.PartialObjectMetadata
+	// config is the name of a ConfigMap of Configs' namespace that the
+	// event reports.
+	config string
 }
 
 // BadEventError is an event this package cannot use: a client error that
@@ -157,9 +161,37 @@ type Decoder struct {
 	// the owner was never reconciled (status.observedGeneration 0) and is
 	// not being deleted. Any other event of that owner forgets it.
 	Handoff *handoff.Store
+	// Configs, if set, are the ConfigMaps that the operator's parts watch:
+	// an event of a ConfigMap of their namespace has it read again and
+	// applied (Configs.Reload), then asks for a resync, whose dry runs find
+	// the owners that the new configuration changes, as a classic
+	// controller's global resync would.
+	Configs Configs
 
 	waiting waiting
 	lookups singleflight.Group
+}
+
+// Configs are the ConfigMaps that an operator's parts watch (a
+// configmap.Watcher's), in one namespace.
+type Configs interface {
+	// Namespace is the ConfigMaps' namespace.
+	Namespace() string
+	// Reload reads the ConfigMap name again and gives it to its observers;
+	// it tells whether name is watched.
+	Reload(ctx context.Context, name string) (bool, error)
+}
+
+// configMapKind is the ConfigMaps' group and kind.
+var configMapKind = schema.GroupKind{Kind: "ConfigMap"}
+
+// config is the Target of an event of ConfigMap ns/name: a Lookup if it is
+// of Configs' namespace, else ok is false.
+func (d *Decoder) config(gk schema.GroupKind, ns, name string) (t Target, ok bool) {
+	if d.Configs == nil || gk != configMapKind || ns != d.Configs.Namespace() {
+		return Target{}, false
+	}
+	return Target{Lookup: &Lookup{config: name}}, true
 }
 
 // Owned is a kind of object that owners control.
@@ -358,6 +390,9 @@ func (d *Decoder) decodeResource(e *cloudevents.Event, verb string, sender Sende
 	if gk == podKind && obj.Metadata.Labels.Adapter == AdapterLabelValue {
 		return adapterChanged(verb, &obj), nil
 	}
+	if t, ok := d.config(gk, meta.Namespace, meta.Name); ok {
+		return t, nil
+	}
 	if slices.Contains(d.Tracked, gk) {
 		if err := validObject(gk.Kind, meta.Namespace, meta.Name); err != nil {
 			return Target{}, err
@@ -447,6 +482,9 @@ func (d *Decoder) decodeRef(e *cloudevents.Event) (Target, error) {
 			d.Handoff.Forget(t.Keys[0]) // a change, and not its object
 		}
 		return t, err
+	}
+	if t, ok := d.config(gk, ref.Namespace, ref.Name); ok {
+		return t, nil
 	}
 	if slices.Contains(d.Tracked, gk) {
 		if err := validObject(gk.Kind, ref.Namespace, ref.Name); err != nil {

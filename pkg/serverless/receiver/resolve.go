@@ -41,6 +41,9 @@ func (d *Decoder) Resolve(ctx context.Context, t Target) (Target, error) {
 	if l.tracked != nil {
 		return d.resolveTracked(ctx, l.tracked)
 	}
+	if l.config != "" {
+		return d.reloadConfig(ctx, l.config)
+	}
 	if l.deleted {
 		return d.resolveDelete(ctx, t, l)
 	}
@@ -72,6 +75,20 @@ func (d *Decoder) resolveTracked(ctx context.Context, obj *metav1.PartialObjectM
 		return Target{Ignored: fmt.Sprintf("no %s tracks %s %s/%s", d.Owner.Kind, strings.ToLower(obj.Kind), obj.Namespace, obj.Name)}, nil
 	}
 	return Target{Keys: keys}, nil
+}
+
+// reloadConfig applies ConfigMap name of Configs' namespace, if the
+// operator's parts watch it, and then asks for a resync. The event is
+// answered once the resync has reconciled what the change asks for.
+func (d *Decoder) reloadConfig(ctx context.Context, name string) (Target, error) {
+	watched, err := d.Configs.Reload(ctx, name)
+	switch {
+	case err != nil:
+		return Target{}, fmt.Errorf("failed to apply ConfigMap %s/%s: %w", d.Configs.Namespace(), name, err)
+	case !watched:
+		return Target{Ignored: fmt.Sprintf("ConfigMap %s/%s is not watched", d.Configs.Namespace(), name)}, nil
+	}
+	return Target{Resync: true}, nil
 }
 
 // resolveDelete believes the delete that t reports only once its object is

@@ -38,6 +38,7 @@ import (
 func CheckSources(op serverless.Operator, sources ...*sourcesv1.ApiServerSource) error {
 	var errs []error
 	watched := map[string]bool{}
+	config := false
 	for _, src := range sources {
 		adapter := false
 		for _, r := range src.Spec.Resources {
@@ -45,6 +46,9 @@ func CheckSources(op serverless.Operator, sources ...*sourcesv1.ApiServerSource)
 			switch kind, owned := named(op, r.APIVersion, r.Kind); {
 			case r.APIVersion == "v1" && r.Kind == "Pod" && watchesAdapter(r.LabelSelector, src.Name):
 				adapter = true
+				continue
+			case kind == nil && op.FollowConfig && r.APIVersion == "v1" && r.Kind == "ConfigMap" && watchesConfig(r.LabelSelector, op.Name):
+				config = true
 				continue
 			case kind == nil:
 				errs = append(errs, fmt.Errorf("ApiServerSource %s watches %s, which the operator does not name", src.Name, key))
@@ -65,6 +69,10 @@ func CheckSources(op serverless.Operator, sources ...*sourcesv1.ApiServerSource)
 		kinds = append(kinds, o.Kind)
 	}
 	kinds = append(kinds, op.Tracked...)
+	if op.FollowConfig && !config && !watched["v1 ConfigMap"] {
+		errs = append(errs, fmt.Errorf("the operator follows its configuration, but no ApiServerSource watches its ConfigMaps (v1 ConfigMap labelled %s=%s)",
+			serverless.ConfigLabel, op.Name))
+	}
 	for _, k := range kinds {
 		if key := k.Resource.GroupVersion().String() + " " + k.Kind; !watched[key] {
 			errs = append(errs, fmt.Errorf("no ApiServerSource watches %s", key))
@@ -97,6 +105,13 @@ func watchesAdapter(sel *metav1.LabelSelector, source string) bool {
 	s, err := metav1.LabelSelectorAsSelector(sel)
 	return sel != nil && err == nil && s.Matches(labels.Set{receiver.AdapterLabel: receiver.AdapterLabelValue, "eventing.knative.dev/sourceName": source}) &&
 		!s.Matches(labels.Set{receiver.AdapterLabel: receiver.AdapterLabelValue, "eventing.knative.dev/sourceName": source + "-other"})
+}
+
+// watchesConfig tells whether sel selects the ConfigMaps that configure
+// the operator named name only.
+func watchesConfig(sel *metav1.LabelSelector, name string) bool {
+	s, err := metav1.LabelSelectorAsSelector(sel)
+	return sel != nil && err == nil && s.Matches(labels.Set{serverless.ConfigLabel: name}) && !s.Matches(labels.Set{serverless.ConfigLabel: name + "-other"})
 }
 
 // requires tells whether sel selects only objects that carry label.

@@ -131,3 +131,41 @@ func TestCheckSourcesOfTrackedKinds(t *testing.T) {
 		})
 	}
 }
+
+// An operator that follows its configuration has its sources watch the
+// ConfigMaps labelled for it, and only those.
+func TestCheckSourcesOfTheConfiguration(t *testing.T) {
+	following := op
+	following.Name, following.FollowConfig = "foo-reconciler", true
+	configMaps := func(value string) sourcesv1.APIVersionKindSelector {
+		return sourcesv1.APIVersionKindSelector{APIVersion: "v1", Kind: "ConfigMap", LabelSelector: &metav1.LabelSelector{
+			MatchLabels: map[string]string{serverless.ConfigLabel: value}}}
+	}
+	if err := serverlesstest.CheckSources(following, source("foos", foos, deployments, services, configMaps("foo-reconciler"), pods("foos"))); err != nil {
+		t.Errorf("CheckSources(every kind, the ConfigMaps too) = %v, want nil", err)
+	}
+	if err := serverlesstest.CheckSources(op, source("foos", foos, deployments, services, configMaps(""), pods("foos"))); err == nil ||
+		!strings.Contains(err.Error(), "watches v1 ConfigMap, which the operator does not name") {
+		t.Errorf("CheckSources(ConfigMaps of an operator that does not follow them) = %v, want them refused", err)
+	}
+	for _, tc := range []struct {
+		name    string
+		sources []*sourcesv1.ApiServerSource
+		want    string
+	}{
+		{"not watched", []*sourcesv1.ApiServerSource{source("foos", foos, deployments, services, pods("foos"))},
+			"no ApiServerSource watches its ConfigMaps (v1 ConfigMap labelled serverless.frugal-operator.dev/configures=foo-reconciler)"},
+		{"another operator's", []*sourcesv1.ApiServerSource{source("foos", foos, deployments, services, configMaps("bar-reconciler"), pods("foos"))},
+			"ApiServerSource foos watches v1 ConfigMap, which the operator does not name"},
+		{"every ConfigMap", []*sourcesv1.ApiServerSource{source("foos", foos, deployments, services, pods("foos"),
+			sourcesv1.APIVersionKindSelector{APIVersion: "v1", Kind: "ConfigMap"})},
+			"ApiServerSource foos watches v1 ConfigMap, which the operator does not name"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := serverlesstest.CheckSources(following, tc.sources...)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("CheckSources() = %v, want an error saying %q", err, tc.want)
+			}
+		})
+	}
+}

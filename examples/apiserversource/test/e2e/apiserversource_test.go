@@ -21,6 +21,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"sort"
+	"strings"
 	"testing"
 	"time"
 
@@ -33,6 +34,7 @@ import (
 	v1 "knative.dev/eventing/pkg/apis/sources/v1"
 
 	"github.com/frugal-operator/foo-operator/examples/apiserversource/pkg/reconciler/apiserversource"
+	"github.com/frugal-operator/foo-operator/pkg/serverless"
 	"github.com/frugal-operator/foo-operator/test/clustertest"
 	"github.com/frugal-operator/foo-operator/test/controlplane"
 )
@@ -281,6 +283,61 @@ func TestAFailureOutlivesTheReconciler(t *testing.T) {
 				return converged(ctx, ns, name, "http://sink.example.test")
 			})
 		})
+}
+
+// A change of config-logging, the reconciler's (labelled for it), reaches
+// every adapter's K_LOGGING_CONFIG by the ConfigMap's event, no pod
+// restarted and no ping sent; once it is deleted, eventing's default
+// applies again.
+func TestAConfigLoggingChangeReachesTheAdapters(t *testing.T) {
+	ctx := context.Background()
+	ns := namespace(t)
+	broker(t, ns, "sink", "http://sink.example.test")
+	createSource(t, newSource(ns, "logging", "sink"))
+	eventually(t, "the ApiServerSource converged", func(ctx context.Context) (bool, string) {
+		return converged(ctx, ns, "logging", "http://sink.example.test")
+	})
+	loggingOf := func(ctx context.Context) string {
+		d, err := adapter(ctx, env.Kube.AppsV1().Deployments(ns), "logging")
+		if err != nil {
+			return err.Error()
+		}
+		for _, e := range d.Spec.Template.Spec.Containers[0].Env {
+			if e.Name == "K_LOGGING_CONFIG" {
+				return e.Value
+			}
+		}
+		return ""
+	}
+	const marker = "e2e-marker"
+	if strings.Contains(loggingOf(ctx), marker) {
+		t.Fatal("the marker is in K_LOGGING_CONFIG before config-logging has it: the test proves nothing")
+	}
+	pod := env.Reconciler()
+	cm := &corev1.ConfigMap{
+		ObjectMeta: metav1.ObjectMeta{Name: "config-logging", Namespace: operatorNamespace,
+			Labels: map[string]string{serverless.ConfigLabel: apiserversource.AgentName}},
+		Data: map[string]string{"zap-logger-config": `{"level":"info","encoderConfig":{"messageKey":"` + marker + `"}}`},
+	}
+	start := time.Now()
+	if _, err := env.Kube.CoreV1().ConfigMaps(operatorNamespace).Create(ctx, cm, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the new logging configuration in K_LOGGING_CONFIG", func(ctx context.Context) (bool, string) {
+		l := loggingOf(ctx)
+		return strings.Contains(l, marker), "K_LOGGING_CONFIG " + l
+	})
+	t.Logf("config-logging reached the adapter's Deployment %v after it was made", time.Since(start).Round(time.Millisecond))
+	if err := env.Kube.CoreV1().ConfigMaps(operatorNamespace).Delete(ctx, "config-logging", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the default logging configuration in K_LOGGING_CONFIG", func(ctx context.Context) (bool, string) {
+		l := loggingOf(ctx)
+		return !strings.Contains(l, marker), "K_LOGGING_CONFIG " + l
+	})
+	if env.Reconciler() != pod {
+		t.Error("the reconciler was restarted: the test proves nothing")
+	}
 }
 
 const reconcilerUser = "system:serviceaccount:" + operatorNamespace + ":" + apiserversource.AgentName

@@ -72,8 +72,9 @@ var Operator = serverless.Operator{
 	Tracked: []serverless.Kind{
 		{Resource: eventingv1.SchemeGroupVersion.WithResource("brokers"), Kind: "Broker"},
 	},
-	Scheme: eventingscheme.Scheme,
-	New:    New,
+	FollowConfig: true,
+	Scheme:       eventingscheme.Scheme,
+	New:          New,
 }
 
 // New returns the parts for serverless.Main: eventing's generated
