@@ -34,7 +34,6 @@ import (
 	"k8s.io/apiextensions-apiserver/pkg/apiserver/validation"
 	"k8s.io/apimachinery/pkg/runtime"
 	celconfig "k8s.io/apiserver/pkg/apis/cel"
-	sourcesv1 "knative.dev/eventing/pkg/apis/sources/v1"
 	"sigs.k8s.io/yaml"
 
 	examplev1alpha1 "github.com/frugal-operator/foo-operator/examples/bar-operator/pkg/apis/example/v1alpha1"
@@ -140,19 +139,9 @@ func decodeStrict(t *testing.T, file string, v any) {
 // TestTheSourcesSendWhatTheOperatorNames checks 600-sources.yaml's
 // ApiServerSource against bar.Operator's kinds.
 func TestTheSourcesSendWhatTheOperatorNames(t *testing.T) {
-	b, err := os.ReadFile("600-sources.yaml")
+	sources, err := serverlesstest.SourcesIn("600-sources.yaml")
 	if err != nil {
 		t.Fatal(err)
-	}
-	var sources []*sourcesv1.ApiServerSource
-	for _, doc := range strings.Split(string(b), "\n---\n") {
-		if strings.Contains(doc, "\nkind: ApiServerSource\n") {
-			src := &sourcesv1.ApiServerSource{}
-			if err := yaml.UnmarshalStrict([]byte(doc), src); err != nil {
-				t.Fatal(err)
-			}
-			sources = append(sources, src)
-		}
 	}
 	if err := serverlesstest.CheckSources(bar.Operator, sources...); err != nil {
 		t.Error(err)

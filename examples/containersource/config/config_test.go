@@ -19,12 +19,7 @@ limitations under the License.
 package config
 
 import (
-	"os"
-	"strings"
 	"testing"
-
-	sourcesv1 "knative.dev/eventing/pkg/apis/sources/v1"
-	"sigs.k8s.io/yaml"
 
 	"github.com/frugal-operator/foo-operator/examples/containersource/pkg/reconciler/containersource"
 	"github.com/frugal-operator/foo-operator/pkg/serverless/serverlesstest"
@@ -33,19 +28,9 @@ import (
 // TestTheSourcesSendWhatTheOperatorNames checks 600-sources.yaml's
 // ApiServerSource against containersource.Operator's kinds.
 func TestTheSourcesSendWhatTheOperatorNames(t *testing.T) {
-	b, err := os.ReadFile("600-sources.yaml")
+	sources, err := serverlesstest.SourcesIn("600-sources.yaml")
 	if err != nil {
 		t.Fatal(err)
-	}
-	var sources []*sourcesv1.ApiServerSource
-	for _, doc := range strings.Split(string(b), "\n---\n") {
-		if strings.Contains(doc, "\nkind: ApiServerSource\n") {
-			src := &sourcesv1.ApiServerSource{}
-			if err := yaml.UnmarshalStrict([]byte(doc), src); err != nil {
-				t.Fatal(err)
-			}
-			sources = append(sources, src)
-		}
 	}
 	if len(sources) != 1 {
 		t.Errorf("%d ApiServerSources, want 1: each is an always-on adapter pod", len(sources))

@@ -19,10 +19,13 @@ package serverlesstest
 import (
 	"errors"
 	"fmt"
+	"os"
+	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	sourcesv1 "knative.dev/eventing/pkg/apis/sources/v1"
+	"sigs.k8s.io/yaml"
 
 	"github.com/frugal-operator/foo-operator/pkg/serverless"
 	"github.com/frugal-operator/foo-operator/pkg/serverless/receiver"
@@ -79,6 +82,28 @@ func CheckSources(op serverless.Operator, sources ...*sourcesv1.ApiServerSource)
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// SourcesIn returns the ApiServerSources of the YAML file path (documents
+// separated by ---), each decoded strictly: a field that is not
+// ApiServerSource's is an error that names the file.
+func SourcesIn(path string) ([]*sourcesv1.ApiServerSource, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var sources []*sourcesv1.ApiServerSource
+	for _, doc := range strings.Split(string(b), "\n---\n") {
+		if !strings.Contains(doc, "\nkind: ApiServerSource\n") {
+			continue
+		}
+		src := &sourcesv1.ApiServerSource{}
+		if err := yaml.UnmarshalStrict([]byte(doc), src); err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+		sources = append(sources, src)
+	}
+	return sources, nil
 }
 
 // named returns op's kind of apiVersion and kind, and its Owned if owned.

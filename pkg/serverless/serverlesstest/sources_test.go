@@ -17,6 +17,8 @@ limitations under the License.
 package serverlesstest_test
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -167,5 +169,47 @@ func TestCheckSourcesOfTheConfiguration(t *testing.T) {
 				t.Errorf("CheckSources() = %v, want an error saying %q", err, tc.want)
 			}
 		})
+	}
+}
+
+// SourcesIn decodes the ApiServerSources of a file, strictly, and leaves
+// its other documents alone.
+func TestSourcesIn(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, text string) string {
+		path := filepath.Join(dir, name)
+		if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	good := write("good.yaml", `# a comment
+apiVersion: sources.knative.dev/v1
+kind: ApiServerSource
+metadata:
+  name: foos
+spec:
+  mode: Resource
+  resources:
+  - apiVersion: v1
+    kind: Pod
+---
+apiVersion: sources.knative.dev/v1
+kind: PingSource
+metadata:
+  name: resync
+spec:
+  schedule: "0 * * * *"
+`)
+	sources, err := serverlesstest.SourcesIn(good)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(sources) != 1 || sources[0].Name != "foos" || len(sources[0].Spec.Resources) != 1 || sources[0].Spec.Resources[0].Kind != "Pod" {
+		t.Errorf("SourcesIn = %+v, want the one ApiServerSource foos watching Pods", sources)
+	}
+	bad := write("bad.yaml", "apiVersion: sources.knative.dev/v1\nkind: ApiServerSource\nmetadata:\n  name: foos\nspec:\n  resourcez: []\n")
+	if _, err := serverlesstest.SourcesIn(bad); err == nil || !strings.Contains(err.Error(), "bad.yaml") || !strings.Contains(err.Error(), "resourcez") {
+		t.Errorf("SourcesIn(a field ApiServerSource has not) = %v, want an error naming the file and the field", err)
 	}
 }
