@@ -14,7 +14,8 @@
 # limitations under the License.
 
 # Measures the operator on real Knative beside the classic sample-controller
-# deployed on the same cluster as a pod (bench/knative): wake-ups from zero;
+# deployed on the same cluster as a pod (bench/knative): wake-ups from zero,
+# in direct wiring and through the shared stream;
 # the idle bill of the Foo operator alone in direct wiring, then of the Foo
 # and the example Bar operators on the shared stream, with the resync pings'
 # wake-ups, what one more operator costs and the break-even; and bursts of

@@ -22,8 +22,8 @@ limitations under the License.
 // in direct wiring: N converged Foos of each controller, the idle bill and
 // the resync ping's wake-up (idle.go), then the direct burst pair; phase 2,
 // the Foo and Bar operators on the shared stream, switched as test/knative's
-// TestBrokerWiring does: N Bars, the idle bill and the pings again, then the
-// stream burst pair; last, what one more operator costs (cost.go).
+// TestBrokerWiring does: the wake-ups again, through the stream, N Bars, the
+// idle bill and the pings again, then the stream burst pair; last, what one more operator costs (cost.go).
 //
 // A burst (burst.go) is -burst Foos created at once in a namespace of its
 // own, once no Deployment waits for the deployment controller, the adapter
@@ -58,24 +58,28 @@ var (
 
 // results is every figure of a run, as results.json holds it.
 type results struct {
-	Started     time.Time     `json:"started"`
-	WakeUps     int           `json:"wakeUps"`
-	N           int           `json:"n"`
-	IdleSeconds float64       `json:"idleSeconds"`
-	Burst       int           `json:"burst"`
-	Pairs       []string      `json:"pairs"`
-	Notes       []string      `json:"notes,omitempty"`
-	FromZero    []float64     `json:"fromZeroSeconds"`
-	Warm        []float64     `json:"warmSeconds"`
-	Direct      phase         `json:"direct"`
-	Stream      phase         `json:"stream"`
-	Bursts      []burstResult `json:"bursts,omitempty"`
-	Cost        cost          `json:"cost"`
+	Started     time.Time `json:"started"`
+	WakeUps     int       `json:"wakeUps"`
+	N           int       `json:"n"`
+	IdleSeconds float64   `json:"idleSeconds"`
+	Burst       int       `json:"burst"`
+	Pairs       []string  `json:"pairs"`
+	Notes       []string  `json:"notes,omitempty"`
+	FromZero    []float64 `json:"fromZeroSeconds"`
+	Warm        []float64 `json:"warmSeconds"`
+	// The same through the shared stream (phase 2); none in runs before
+	// the stream's were timed.
+	StreamFromZero []float64     `json:"streamFromZeroSeconds,omitempty"`
+	StreamWarm     []float64     `json:"streamWarmSeconds,omitempty"`
+	Direct         phase         `json:"direct"`
+	Stream         phase         `json:"stream"`
+	Bursts         []burstResult `json:"bursts,omitempty"`
+	Cost           cost          `json:"cost"`
 }
 
 func main() {
 	r := &results{Started: time.Now().UTC()}
-	flag.IntVar(&r.WakeUps, "wakeups", 5, "wake-ups from zero to time")
+	flag.IntVar(&r.WakeUps, "wakeups", 5, "wake-ups from zero to time in each wiring")
 	flag.IntVar(&r.N, "n", 1000, "converged Foos of each controller, and Bars, during the idle windows")
 	idle := flag.Duration("idle", 10*time.Minute, "each phase's idle window (0: no idle bill or pings)")
 	flag.IntVar(&r.Burst, "burst", 1000, "Foos in each burst (0: no burst)")
@@ -110,7 +114,7 @@ func logf(format string, args ...any) {
 
 // measure runs the steps of the package's doc.
 func (r *results) measure(ctx context.Context, idle time.Duration) error {
-	return steps(ctx, ensureNamespaces, directWiring.delivers, r.timeWakeUps,
+	return steps(ctx, ensureNamespaces, directWiring.delivers, r.timeWakeUps("direct wiring", &r.FromZero, &r.Warm),
 		kubectl("-n", classicNS, "rollout", "status", "deployment/"+classicNS, "--timeout=3m"),
 		populate(r.N, batch{oursFoo, nsOurs}, batch{classicFoo, nsClassic}),
 		func(ctx context.Context) (err error) {
@@ -119,6 +123,7 @@ func (r *results) measure(ctx context.Context, idle time.Duration) error {
 		},
 		r.pair(directWiring, "direct", burstSpec{"classic", classicFoo, nsBurstClassic1}, burstSpec{"ours, direct wiring", oursFoo, nsBurstDirect}),
 		switchToStream,
+		r.timeWakeUps("shared stream", &r.StreamFromZero, &r.StreamWarm),
 		populate(r.N, batch{bar, nsBars}),
 		func(ctx context.Context) (err error) {
 			r.Stream, err = measureIdle(ctx, "two operators, shared stream", idle, streamGroups, fooPing, barPing)
@@ -128,25 +133,28 @@ func (r *results) measure(ctx context.Context, idle time.Duration) error {
 }
 
 // timeWakeUps times Foos created with the reconciler at zero, each followed
-// by one created with its pod warm.
-func (r *results) timeWakeUps(ctx context.Context) error {
-	tag := strconv.FormatInt(time.Now().Unix(), 36) // a run started again finds the last one's Foos
-	for i := range r.WakeUps {
-		if err := atZero(ctx, false, fooReconciler); err != nil {
-			return err
+// by one created with its pod warm, in the wiring named wiring, into
+// fromZero and warm.
+func (r *results) timeWakeUps(wiring string, fromZero, warm *[]float64) func(context.Context) error {
+	return func(ctx context.Context) error {
+		tag := strconv.FormatInt(time.Now().Unix(), 36) // a run started again finds the last one's Foos
+		for i := range r.WakeUps {
+			if err := atZero(ctx, false, fooReconciler); err != nil {
+				return err
+			}
+			cold, err := createAndTime(ctx, nsWake, fmt.Sprintf("cold-%s-%02d", tag, i), 5*time.Minute)
+			if err != nil {
+				return err
+			}
+			w, err := createAndTime(ctx, nsWake, fmt.Sprintf("warm-%s-%02d", tag, i), 5*time.Minute)
+			if err != nil {
+				return err
+			}
+			logf("wake-up %d, %s: from zero %v, warm %v", i+1, wiring, cold.Round(time.Millisecond), w.Round(time.Millisecond))
+			*fromZero, *warm = append(*fromZero, cold.Seconds()), append(*warm, w.Seconds())
 		}
-		cold, err := createAndTime(ctx, nsWake, fmt.Sprintf("cold-%s-%02d", tag, i), 5*time.Minute)
-		if err != nil {
-			return err
-		}
-		warm, err := createAndTime(ctx, nsWake, fmt.Sprintf("warm-%s-%02d", tag, i), 5*time.Minute)
-		if err != nil {
-			return err
-		}
-		logf("wake-up %d: from zero %v, warm %v", i+1, cold.Round(time.Millisecond), warm.Round(time.Millisecond))
-		r.FromZero, r.Warm = append(r.FromZero, cold.Seconds()), append(r.Warm, warm.Seconds())
+		return nil
 	}
-	return nil
 }
 
 // pair makes the burst pair named name, if the run makes it, its sides in

@@ -65,6 +65,17 @@ func header(b *strings.Builder, r *results) {
 
 // wakeUps is the wake-ups' table.
 func wakeUps(b *strings.Builder, r *results) {
+	if len(r.StreamFromZero) > 0 {
+		row := func(what string, direct, stream []float64, classic string) {
+			fmt.Fprintf(b, "| %s (%d and %d tries) | p50 %s, p99 %s | p50 %s, p99 %s | %s |\n", what, len(direct), len(stream),
+				seconds(pct(direct, 0.5)), seconds(pct(direct, 0.99)), seconds(pct(stream, 0.5)), seconds(pct(stream, 0.99)), classic)
+		}
+		b.WriteString("## Wake-ups\n\n| create to Deployment | this operator, direct wiring | this operator, shared stream | classic |\n|---|---|---|---|\n")
+		row("from zero", r.FromZero, r.StreamFromZero, "always on: no wake-up")
+		row("pod warm", r.Warm, r.StreamWarm, "")
+		fmt.Fprintf(b, "\nFrom zero, the stream's p50 is %.2f× direct wiring's.\n\n", pct(r.StreamFromZero, 0.5)/pct(r.FromZero, 0.5))
+		return
+	}
 	if len(r.FromZero) > 0 {
 		fmt.Fprintf(b, "## Wake-ups (direct wiring)\n\n| create to Deployment | this operator | classic |\n|---|---|---|\n"+
 			"| from zero (%d tries) | p50 %s, p99 %s | always on: no wake-up |\n| pod warm (%d tries) | p50 %s, p99 %s | |\n\n",
@@ -75,6 +86,10 @@ func wakeUps(b *strings.Builder, r *results) {
 // idleBill is both phases' rows, and how they were measured.
 func idleBill(b *strings.Builder, r *results) {
 	b.WriteString("## The idle bill\n\n")
+	if r.IdleSeconds == 0 {
+		b.WriteString("Not measured (-idle 0).\n\n")
+		return
+	}
 	phases := []phase{r.Direct, r.Stream}
 	for i, ph := range phases {
 		switch {
