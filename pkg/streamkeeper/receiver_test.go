@@ -21,11 +21,16 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	cloudevents "github.com/cloudevents/sdk-go/v2"
 	"go.uber.org/zap"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/wait"
+	clienttesting "k8s.io/client-go/testing"
 	"k8s.io/client-go/tools/record"
 )
 
@@ -83,5 +88,49 @@ func TestReceiverAnswersOnceKept(t *testing.T) {
 	// sdk-go's answer to what is no CloudEvent: not sent again.
 	if code := post(t, r, `not an event`, map[string]string{"Content-Type": "text/plain"}); code != http.StatusUnsupportedMediaType {
 		t.Errorf("answered %d to a request that is no CloudEvent, want 415", code)
+	}
+}
+
+// Events that arrive while a keep runs share the next keep: each is
+// answered by a keep begun after it, and a burst of them costs two keeps.
+func TestEventsArrivedDuringAKeepShareTheNext(t *testing.T) {
+	k, ev := keeper(t, nil, allRights, member("foo-reconciler", foos))
+	started, release := make(chan struct{}), make(chan struct{})
+	var lists atomic.Int32
+	ev.PrependReactor("list", "triggers", func(clienttesting.Action) (bool, runtime.Object, error) {
+		if lists.Add(1) == 1 {
+			close(started)
+			<-release
+		}
+		return false, nil, nil
+	})
+	r := &Receiver{Keeper: k, Logger: zap.NewNop(), Recorder: record.NewFakeRecorder(100)}
+	first := make(chan int)
+	go func() { first <- post(t, r, `{}`, ceHeaders) }()
+	<-started
+
+	const burst = 20
+	codes := make(chan int, burst)
+	for range burst {
+		go func() { codes <- post(t, r, `{}`, ceHeaders) }()
+	}
+	if err := wait.PollUntilContextTimeout(context.Background(), time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		return r.next != nil && r.next.waiters == burst, nil
+	}); err != nil {
+		t.Fatal("the events do not all wait for the next keep:", err)
+	}
+	close(release)
+	if code := <-first; code != http.StatusOK {
+		t.Errorf("the first event answered %d, want 200", code)
+	}
+	for range burst {
+		if code := <-codes; code != http.StatusOK {
+			t.Errorf("an event answered %d, want 200", code)
+		}
+	}
+	if n := lists.Load(); n != 2 {
+		t.Errorf("%d keeps (lists of the Triggers) for %d events, the last %d arrived during the first keep: want 2", n, burst+1, burst)
 	}
 }
