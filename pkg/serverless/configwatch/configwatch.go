@@ -116,6 +116,13 @@ func (w *Watcher) Start(stop <-chan struct{}) error {
 // Namespace is the namespace of the ConfigMaps watched.
 func (w *Watcher) Namespace() string { return w.namespace }
 
+// Watches tells whether the ConfigMap name is watched.
+func (w *Watcher) Watches(name string) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return len(w.observers[name]) > 0
+}
+
 // Reload reads the ConfigMap name again, or its default if it no longer
 // exists, and calls its observers with it; it tells whether name is watched
 // (a ConfigMap not watched, or one before Start, is not read). Reloads run

@@ -112,6 +112,9 @@ func TestReload(t *testing.T) {
 	if watched, err := w.Reload(ctx, "config-logging"); watched || err != nil {
 		t.Errorf("Reload before Start = %v, %v; want false, nil", watched, err)
 	}
+	if !w.Watches("config-logging") || w.Watches("config-other") {
+		t.Error("Watches: want config-logging only")
+	}
 	if err := w.Start(nil); err != nil {
 		t.Fatal(err)
 	}

@@ -20,8 +20,14 @@ import (
 	"context"
 	"errors"
 	"testing"
+	"time"
 
 	cloudevents "github.com/cloudevents/sdk-go/v2"
+	"github.com/google/go-cmp/cmp"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"knative.dev/pkg/tracker"
 )
 
 // configs is a Configs of namespace system that watches config-logging and
@@ -32,6 +38,8 @@ type configs struct {
 }
 
 func (c *configs) Namespace() string { return "system" }
+
+func (c *configs) Watches(name string) bool { return name == "config-logging" }
 
 func (c *configs) Reload(_ context.Context, name string) (bool, error) {
 	if name != "config-logging" {
@@ -103,5 +111,33 @@ func TestConfigMapsWithoutConfigs(t *testing.T) {
 	target, err := decodeAndResolve(d, &e, Sender{})
 	if err != nil || target.Ignored == "" || target.Resync {
 		t.Errorf("target %+v, %v; want it ignored", target, err)
+	}
+}
+
+// A ConfigMap of the system namespace that the parts do not watch is not
+// taken for configuration: if owners track it, they are reconciled.
+func TestATrackedConfigMapIsNotTakenForConfiguration(t *testing.T) {
+	tr := tracker.New(func(types.NamespacedName) {}, time.Hour)
+	ref := tracker.Reference{APIVersion: "v1", Kind: "ConfigMap", Namespace: "system", Name: "config-other"}
+	if err := tr.TrackReference(ref, &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "a"}}); err != nil {
+		t.Fatal(err)
+	}
+	d, _ := newDecoder()
+	c := &configs{}
+	d.Configs, d.Tracked = c, []schema.GroupKind{configMapKind}
+	d.Observers = func(obj *metav1.PartialObjectMetadata) []types.NamespacedName { return tr.GetObservers(obj) }
+	d.Listed(nil)
+
+	e := configMapEvent("update", "system", "config-other")
+	target, err := decodeAndResolve(d, &e, Sender{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !cmp.Equal(target.Keys, key("ns", "a")) || target.Resync || len(c.reloaded) != 0 {
+		t.Errorf("target %+v, reloaded %v; want ns/a reconciled, nothing reloaded", target, c.reloaded)
+	}
+	e = configMapEvent("update", "system", "config-logging")
+	if target, err = decodeAndResolve(d, &e, Sender{}); err != nil || !target.Resync || len(c.reloaded) != 1 {
+		t.Errorf("target %+v, %v, reloaded %v; want config-logging reloaded and a resync", target, err, c.reloaded)
 	}
 }

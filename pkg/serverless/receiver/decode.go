@@ -162,7 +162,7 @@ type Decoder struct {
 	// not being deleted. Any other event of that owner forgets it.
 	Handoff *handoff.Store
 	// Configs, if set, are the ConfigMaps that the operator's parts watch:
-	// an event of a ConfigMap of their namespace has it read again and
+	// an event of one of them has it read again and
 	// applied (Configs.Reload), then asks for a resync, whose dry runs find
 	// the owners that the new configuration changes, as a classic
 	// controller's global resync would.
@@ -177,6 +177,8 @@ type Decoder struct {
 type Configs interface {
 	// Namespace is the ConfigMaps' namespace.
 	Namespace() string
+	// Watches tells whether the ConfigMap name is one of them.
+	Watches(name string) bool
 	// Reload reads the ConfigMap name again and gives it to its observers;
 	// it tells whether name is watched.
 	Reload(ctx context.Context, name string) (bool, error)
@@ -186,9 +188,9 @@ type Configs interface {
 var configMapKind = schema.GroupKind{Kind: "ConfigMap"}
 
 // config is the Target of an event of ConfigMap ns/name: a Lookup if it is
-// of Configs' namespace, else ok is false.
+// one of Configs, else ok is false (it may be owned or tracked).
 func (d *Decoder) config(gk schema.GroupKind, ns, name string) (t Target, ok bool) {
-	if d.Configs == nil || gk != configMapKind || ns != d.Configs.Namespace() {
+	if d.Configs == nil || gk != configMapKind || ns != d.Configs.Namespace() || !d.Configs.Watches(name) {
 		return Target{}, false
 	}
 	return Target{Lookup: &Lookup{config: name}}, true
