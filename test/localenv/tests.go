@@ -21,8 +21,13 @@ import (
 	"fmt"
 	"os"
 	"path"
+	"path/filepath"
 	"strings"
+	"testing"
 	"time"
+
+	"github.com/frugal-operator/foo-operator/test/clustertest"
+	"github.com/frugal-operator/foo-operator/test/controlplane"
 )
 
 // Files returns the paths of files in dir, for Operator.Manifests.
@@ -76,4 +81,28 @@ func (e *Env) AdapterDrops() int {
 		n += strings.Count(string(b), "failed to send cloudevent")
 	}
 	return n
+}
+
+// CheckLeastPrivilege fails t unless the reconciler, running as account of
+// the operator's namespace with user agent agent, was refused nothing and
+// used every rule that the ClusterRole and Role named account grant it, in
+// configDir's 200-clusterroles.yaml and 200-roles.yaml (configDir from the
+// repository's root). Run it
+// last: the tests before must do all the reconciler does.
+func (e *Env) CheckLeastPrivilege(t *testing.T, configDir, account, agent string) {
+	t.Helper()
+	root, err := controlplane.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(root, configDir)
+	files := []string{filepath.Join(dir, "200-clusterroles.yaml"), filepath.Join(dir, "200-roles.yaml")}
+	user := "system:serviceaccount:" + e.Operator.Namespace + ":" + account
+	clustertest.Eventually(t, time.Minute, "every granted rule used, and nothing else", func(context.Context) (bool, string) {
+		u, err := e.CP.PrivilegeUse(files, account, user, agent)
+		if err != nil {
+			return false, err.Error()
+		}
+		return u.Least(), u.String()
+	})
 }

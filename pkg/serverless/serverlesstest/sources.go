@@ -84,6 +84,37 @@ func CheckSources(op serverless.Operator, sources ...*sourcesv1.ApiServerSource)
 	return errors.Join(errs...)
 }
 
+// FailFastAnnotation puts an ApiServerSource's adapter in fail-fast mode:
+// a watch that cannot resume, after an API server's restart, ends the
+// adapter, whose new start asks for a resync, where a resilient one would
+// relist and send nothing for what changed (see receiver.AdapterLabel).
+const FailFastAnnotation = "features.knative.dev/apiserversource-skip-permissions-check"
+
+// CheckSourcesFile checks the direct wiring in the YAML file path (an
+// operator's config/600-sources.yaml): one ApiServerSource (each is an
+// always-on adapter pod), in fail-fast mode (FailFastAnnotation "true"),
+// that sends op what it names (CheckSources).
+func CheckSourcesFile(op serverless.Operator, path string) error {
+	sources, err := SourcesIn(path)
+	if err != nil {
+		return err
+	}
+	var errs []error
+	if len(sources) != 1 {
+		errs = append(errs, fmt.Errorf("%s: %d ApiServerSources, want 1: each is an always-on adapter pod", path, len(sources)))
+	}
+	for _, s := range sources {
+		if s.Annotations[FailFastAnnotation] != "true" {
+			errs = append(errs, fmt.Errorf("ApiServerSource %s is not in fail-fast mode (annotation %s: \"true\"): after an API server's restart it would relist and send nothing for what changed",
+				s.Name, FailFastAnnotation))
+		}
+	}
+	if err := CheckSources(op, sources...); err != nil {
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
+}
+
 // SourcesIn returns the ApiServerSources of the YAML file path (documents
 // separated by ---), each decoded strictly: a field that is not
 // ApiServerSource's is an error that names the file.

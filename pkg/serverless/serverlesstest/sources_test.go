@@ -213,3 +213,45 @@ spec:
 		t.Errorf("SourcesIn(a field ApiServerSource has not) = %v, want an error naming the file and the field", err)
 	}
 }
+
+// CheckSourcesFile wants one ApiServerSource, in fail-fast mode, sending
+// what the operator names.
+func TestCheckSourcesFile(t *testing.T) {
+	dir := t.TempDir()
+	source := func(name string, failFast bool) string {
+		annotations := ""
+		if failFast {
+			annotations = "\n  annotations:\n    " + serverlesstest.FailFastAnnotation + ": \"true\""
+		}
+		return `apiVersion: sources.knative.dev/v1
+kind: ApiServerSource
+metadata:
+  name: ` + name + annotations + `
+spec:
+  resources:
+  - {apiVersion: samplecontroller.knative.io/v1alpha1, kind: Foo}
+  - {apiVersion: apps/v1, kind: Deployment, selector: {matchExpressions: [{key: foo, operator: Exists}]}}
+  - {apiVersion: v1, kind: Service}
+  - {apiVersion: v1, kind: Pod, selector: {matchLabels: {eventing.knative.dev/source: apiserver-source-controller, eventing.knative.dev/sourceName: ` + name + `}}}
+`
+	}
+	for _, tc := range []struct {
+		name, text, want string
+	}{
+		{"one, fail-fast", source("foos", true), ""},
+		{"not fail-fast", source("foos", false), "ApiServerSource foos is not in fail-fast mode"},
+		{"two", source("a", true) + "---\n" + source("b", true), "2 ApiServerSources, want 1"},
+		{"none", "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\n", "0 ApiServerSources, want 1"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			path := filepath.Join(dir, strings.ReplaceAll(tc.name, " ", "-")+".yaml")
+			if err := os.WriteFile(path, []byte(tc.text), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			err := serverlesstest.CheckSourcesFile(op, path)
+			if tc.want == "" && err != nil || tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)) {
+				t.Errorf("CheckSourcesFile() = %v, want %q", err, tc.want)
+			}
+		})
+	}
+}

@@ -19,7 +19,6 @@ package e2e
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
@@ -36,7 +35,6 @@ import (
 	"github.com/frugal-operator/foo-operator/examples/apiserversource/pkg/reconciler/apiserversource"
 	"github.com/frugal-operator/foo-operator/pkg/serverless"
 	"github.com/frugal-operator/foo-operator/test/clustertest"
-	"github.com/frugal-operator/foo-operator/test/controlplane"
 )
 
 func createSource(t *testing.T, s *v1.ApiServerSource) {
@@ -346,17 +344,5 @@ const reconcilerUser = "system:serviceaccount:" + operatorNamespace + ":" + apis
 // and used every rule it is granted (the tests above do all it does; this
 // one runs last).
 func TestZLeastPrivilege(t *testing.T) {
-	root, err := controlplane.RepoRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := filepath.Join(root, "examples", "apiserversource", "config")
-	files := []string{filepath.Join(dir, "200-clusterroles.yaml"), filepath.Join(dir, "200-roles.yaml")}
-	eventually(t, "every granted rule used, and nothing else", func(context.Context) (bool, string) {
-		u, err := env.CP.PrivilegeUse(files, apiserversource.AgentName, reconcilerUser, apiserversource.AgentName)
-		if err != nil {
-			return false, err.Error()
-		}
-		return u.Least(), u.String()
-	})
+	env.CheckLeastPrivilege(t, "examples/apiserversource/config", apiserversource.AgentName, apiserversource.AgentName)
 }

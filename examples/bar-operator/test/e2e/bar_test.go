@@ -20,7 +20,6 @@ import (
 	"context"
 	"fmt"
 	"maps"
-	"path/filepath"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -31,7 +30,6 @@ import (
 	examplev1alpha1 "github.com/frugal-operator/foo-operator/examples/bar-operator/pkg/apis/example/v1alpha1"
 	"github.com/frugal-operator/foo-operator/examples/bar-operator/pkg/reconciler/bar"
 	"github.com/frugal-operator/foo-operator/test/clustertest"
-	"github.com/frugal-operator/foo-operator/test/controlplane"
 )
 
 func createBar(t *testing.T, ns, name string, data map[string]string) {
@@ -185,18 +183,5 @@ func TestAFailureOutlivesTheReconciler(t *testing.T) {
 // and used every rule it is granted (the tests above do all it does; this
 // one runs last).
 func TestZLeastPrivilege(t *testing.T) {
-	root, err := controlplane.RepoRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := filepath.Join(root, "examples", "bar-operator", "config")
-	files := []string{filepath.Join(dir, "200-clusterroles.yaml"), filepath.Join(dir, "200-roles.yaml")}
-	user := "system:serviceaccount:" + operatorNamespace + ":" + bar.AgentName
-	eventually(t, "every granted rule used, and nothing else", func(context.Context) (bool, string) {
-		u, err := env.CP.PrivilegeUse(files, bar.AgentName, user, bar.AgentName)
-		if err != nil {
-			return false, err.Error()
-		}
-		return u.Least(), u.String()
-	})
+	env.CheckLeastPrivilege(t, "examples/bar-operator/config", bar.AgentName, bar.AgentName)
 }

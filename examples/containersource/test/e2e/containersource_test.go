@@ -19,7 +19,6 @@ package e2e
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -32,7 +31,6 @@ import (
 
 	"github.com/frugal-operator/foo-operator/examples/containersource/pkg/reconciler/containersource"
 	"github.com/frugal-operator/foo-operator/test/clustertest"
-	"github.com/frugal-operator/foo-operator/test/controlplane"
 )
 
 func createSource(t *testing.T, ns, name, image string) *v1.ContainerSource {
@@ -246,17 +244,5 @@ const reconcilerUser = "system:serviceaccount:" + operatorNamespace + ":" + cont
 // and used every rule it is granted (the tests above do all it does; this
 // one runs last).
 func TestZLeastPrivilege(t *testing.T) {
-	root, err := controlplane.RepoRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := filepath.Join(root, "examples", "containersource", "config")
-	files := []string{filepath.Join(dir, "200-clusterroles.yaml"), filepath.Join(dir, "200-roles.yaml")}
-	eventually(t, "every granted rule used, and nothing else", func(context.Context) (bool, string) {
-		u, err := env.CP.PrivilegeUse(files, containersource.AgentName, reconcilerUser, containersource.AgentName)
-		if err != nil {
-			return false, err.Error()
-		}
-		return u.Least(), u.String()
-	})
+	env.CheckLeastPrivilege(t, "examples/containersource/config", containersource.AgentName, containersource.AgentName)
 }
