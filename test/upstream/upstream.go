@@ -14,7 +14,6 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-
 // Package upstream checks the files an example copied from a module it
 // depends on: they must be the module's, byte for byte.
 package upstream
