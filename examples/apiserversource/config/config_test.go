@@ -19,9 +19,14 @@ limitations under the License.
 package config
 
 import (
+	"os"
 	"testing"
 
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/yaml"
+
 	"github.com/frugal-operator/foo-operator/examples/apiserversource/pkg/reconciler/apiserversource"
+	"github.com/frugal-operator/foo-operator/pkg/serverless"
 	"github.com/frugal-operator/foo-operator/pkg/serverless/serverlesstest"
 )
 
@@ -30,5 +35,23 @@ import (
 func TestTheSourcesSendWhatTheOperatorNames(t *testing.T) {
 	if err := serverlesstest.CheckSourcesFile(apiserversource.Operator, "600-sources.yaml"); err != nil {
 		t.Error(err)
+	}
+}
+
+// The ConfigMaps the reconciler follows carry the label its source selects
+// them by: one without it would be read only when a pod starts.
+func TestTheConfigMapsAreLabelledForTheReconciler(t *testing.T) {
+	for _, f := range []string{"400-config-features.yaml", "400-config-observability.yaml"} {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var cm corev1.ConfigMap
+		if err := yaml.UnmarshalStrict(b, &cm); err != nil {
+			t.Fatal(f, err)
+		}
+		if got := cm.Labels[serverless.ConfigLabel]; got != apiserversource.Operator.Name {
+			t.Errorf("%s: label %s = %q, want %q", f, serverless.ConfigLabel, got, apiserversource.Operator.Name)
+		}
 	}
 }

@@ -43,6 +43,7 @@ import (
 	"knative.dev/eventing/pkg/client/clientset/versioned"
 
 	"github.com/frugal-operator/foo-operator/examples/apiserversource/pkg/reconciler/apiserversource"
+	"github.com/frugal-operator/foo-operator/pkg/serverless/serverlesstest"
 	"github.com/frugal-operator/foo-operator/test/clustertest"
 	"github.com/frugal-operator/foo-operator/test/localenv"
 )
@@ -51,7 +52,7 @@ import (
 const operatorNamespace = "apiserversource-operator"
 
 // ownerLabel is the label eventing puts on an ApiServerSource's Deployment.
-const ownerLabel = "eventing.knative.dev/sourceName"
+var ownerLabel = apiserversource.Operator.Owned[0].OwnerLabel
 
 // ApiServerSource is the operator as localenv runs it: config/'s manifests
 // that a cluster without Knative can take, the Broker CRD (Eventing's), and
@@ -102,7 +103,7 @@ func run(m *testing.M) int {
 func newSource(ns, name, sink string) *v1.ApiServerSource {
 	return &v1.ApiServerSource{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name,
-			Annotations: map[string]string{"features.knative.dev/apiserversource-skip-permissions-check": "true"}},
+			Annotations: map[string]string{serverlesstest.FailFastAnnotation: "true"}},
 		Spec: v1.ApiServerSourceSpec{
 			Resources: []v1.APIVersionKindSelector{{APIVersion: "v1", Kind: "ConfigMap"}},
 			SourceSpec: duckv1.SourceSpec{Sink: duckv1.Destination{
