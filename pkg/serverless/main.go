@@ -22,6 +22,7 @@ import (
 	"fmt"
 	"log"
 	"net"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -32,6 +33,7 @@ import (
 	"golang.org/x/sync/errgroup"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
 	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/rest"
@@ -43,6 +45,7 @@ import (
 	"knative.dev/pkg/signals"
 
 	"github.com/frugal-operator/foo-operator/pkg/serverless/auth"
+	"github.com/frugal-operator/foo-operator/pkg/serverless/buckets"
 	"github.com/frugal-operator/foo-operator/pkg/serverless/configwatch"
 	"github.com/frugal-operator/foo-operator/pkg/serverless/handoff"
 	"github.com/frugal-operator/foo-operator/pkg/serverless/ownwrites"
@@ -76,6 +79,7 @@ type env struct {
 	OIDCSubjects    []string      `envconfig:"OIDC_SUBJECTS"`
 	OIDCDiscovery   string        `envconfig:"OIDC_DISCOVERY_BASE_URL"`
 	RequeueSchedule string        `envconfig:"REQUEUE_SCHEDULE"`
+	Buckets         int           `envconfig:"BUCKETS"`
 	// KService is the Knative Service the process serves (Knative Serving
 	// sets it).
 	KService string `envconfig:"K_SERVICE"`
@@ -117,6 +121,13 @@ func Main(op Operator) {
 	later, err := set.requeueSchedule(resyncCfg, e.KService)
 	if err != nil {
 		log.Fatal(err)
+	}
+	spread, err := set.spread(resyncCfg, op.Name)
+	if err != nil {
+		log.Fatal(err)
+	}
+	if spread != nil {
+		opts.Spread = spread
 	}
 	oidc := set.oidc
 	var level zapcore.Level
@@ -210,8 +221,18 @@ func Main(op Operator) {
 		go func() { later.Run(laterCtx); close(done) }()
 		stopLater = func() { cancel(); <-done }
 	}
+	stopSpread := func() {}
+	if spread != nil {
+		// The buckets are released once the drain has ended every reconcile.
+		spreadCtx, cancel := context.WithCancel(partsCtx)
+		done := make(chan struct{})
+		go func() { spread.Run(spreadCtx); close(done) }()
+		stopSpread = func() { cancel(); <-done }
+		logger.Infow("Sharing the keys", zap.Int("buckets", set.buckets), zap.String("identity", spread.Identity()))
+	}
 	srv := receiver.New(partsCtx, parts.Reconciler, decoder, lister, *opts)
 	err = srv.Run(ctx, nil)
+	stopSpread()
 	stopLater()
 	// The last metrics are exported before the process goes.
 	flushCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
@@ -232,6 +253,8 @@ type settings struct {
 	ack, logLevel, systemNamespace string
 	host                           string
 	requeue                        string
+	buckets                        int
+	advertise                      string
 }
 
 // registerFlags defines the flags on fs, defaulting to e's settings.
@@ -270,6 +293,10 @@ func registerFlags(fs *flag.FlagSet, e env, name string) *settings {
 	}
 	fs.StringVar(&set.requeue, "requeue-schedule", requeue,
 		"PingSource, in the system namespace, that keeps the keys a reconcile asked to run again later and pings the Knative Service (K_SERVICE) when they are due; none: only the workqueue requeues them, while the process lives (env REQUEUE_SCHEDULE; default <K_SERVICE>-requeue in a Knative Service, else none).")
+	fs.IntVar(&set.buckets, "buckets", e.Buckets,
+		"Buckets the keys are hashed into, each held by one process through a Lease in the system namespace, so that several pods of the Service share the work and each key is reconciled in one at a time; 0: this process reconciles every key, for a Service of at most one pod (env BUCKETS).")
+	fs.StringVar(&set.advertise, "advertise-address", "",
+		"Where the other processes send this one the keys it holds, with --buckets: host:port (default: the address this process reaches the API server from, and --port).")
 	fs.BoolVar(&opts.ColdStartResync, "cold-start-resync", e.ColdStartResync,
 		"Reconcile the owners that need work when the process starts (env COLD_START_RESYNC).")
 	return set
@@ -281,7 +308,10 @@ func (s *settings) options() (*receiver.Options, error) {
 	if s.host != "" {
 		s.opts.Address = net.JoinHostPort(s.host, strconv.Itoa(s.opts.Port))
 	}
-	return s.opts, setAck(s.opts, s.ack)
+	if s.buckets > 0 && s.systemNamespace == "" {
+		return nil, fmt.Errorf("--buckets needs --system-namespace: where the Leases are kept")
+	}
+	return s.opts, s.setAck()
 }
 
 // requeueSchedule returns the requeue schedule the flags ask for, if any,
@@ -300,17 +330,70 @@ func (s *settings) requeueSchedule(cfg *rest.Config, kservice string) (*requeue.
 	return requeue.New(client.Resource(requeue.Resource).Namespace(s.systemNamespace), s.requeue, kservice), nil
 }
 
-// setAck sets opts' acknowledgement mode.
-func setAck(opts *receiver.Options, ack string) error {
-	switch ack {
+// spread returns the buckets the flags ask for, if any, their Leases read
+// and written with cfg.
+func (s *settings) spread(cfg *rest.Config, name string) (*buckets.Set, error) {
+	if s.buckets <= 0 {
+		return nil, nil
+	}
+	addr := s.advertise
+	if addr == "" {
+		host := s.host
+		if host == "" {
+			ip, err := outboundIP(cfg.Host)
+			if err != nil {
+				return nil, fmt.Errorf("--buckets: %w; set --advertise-address", err)
+			}
+			host = ip.String()
+		}
+		addr = net.JoinHostPort(host, strconv.Itoa(s.opts.Port))
+	}
+	kube, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return buckets.New(buckets.Config{Leases: kube.CoordinationV1(), Namespace: s.systemNamespace, Name: name,
+		Buckets: s.buckets, Identity: addr})
+}
+
+// outboundIP returns the address this process reaches the API server
+// from: a pod's own IP.
+func outboundIP(apiServer string) (net.IP, error) {
+	if !strings.Contains(apiServer, "://") {
+		apiServer = "https://" + apiServer
+	}
+	u, err := url.Parse(apiServer)
+	if err != nil {
+		return nil, fmt.Errorf("bad API server address %q: %w", apiServer, err)
+	}
+	port := u.Port()
+	if port == "" {
+		port = "443"
+	}
+	// Nothing is sent: a UDP socket's connect only picks the route.
+	conn, err := net.Dial("udp", net.JoinHostPort(u.Hostname(), port))
+	if err != nil {
+		return nil, fmt.Errorf("no route to the API server %s: %w", u.Host, err)
+	}
+	defer conn.Close()
+	return conn.LocalAddr().(*net.UDPAddr).IP, nil
+}
+
+// setAck sets the receiver's acknowledgement mode.
+func (s *settings) setAck() error {
+	opts := s.opts
+	switch s.ack {
 	case "reconciled":
 	case "queued":
 		opts.AckOnEnqueue = true
+		if s.buckets > 0 {
+			return fmt.Errorf("--ack=queued is for one process; --buckets shares the keys among several")
+		}
 		if !opts.ColdStartResync {
 			return fmt.Errorf("--ack=queued needs the cold-start resync: it restores what a crash loses")
 		}
 	default:
-		return fmt.Errorf("bad --ack %q: want reconciled or queued", ack)
+		return fmt.Errorf("bad --ack %q: want reconciled or queued", s.ack)
 	}
 	return nil
 }

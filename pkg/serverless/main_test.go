@@ -70,6 +70,14 @@ func TestSettings(t *testing.T) {
 		args:    []string{"--ack=queued", "--cold-start-resync=false"},
 		wantErr: true,
 	}, {
+		name:    "buckets need the system namespace",
+		args:    []string{"--buckets=4"},
+		wantErr: true,
+	}, {
+		name:    "buckets are not for ack queued",
+		args:    []string{"--buckets=4", "--system-namespace=s", "--ack=queued"},
+		wantErr: true,
+	}, {
 		name:    "unknown ack",
 		args:    []string{"--ack=later"},
 		wantErr: true,
@@ -160,6 +168,37 @@ func TestRequeueSchedule(t *testing.T) {
 			}
 			if tc.want != "" && set.requeue != tc.want {
 				t.Errorf("--requeue-schedule = %q, want %q", set.requeue, tc.want)
+			}
+		})
+	}
+}
+
+func TestTheSpreadsIdentity(t *testing.T) {
+	for _, tc := range []struct {
+		name, apiServer string
+		args            []string
+		want            string
+	}{
+		{"from the route to the API server", "https://127.0.0.1:6443", nil, "127.0.0.1:8080"},
+		{"without a scheme", "127.0.0.1:6443", []string{"--port=9100"}, "127.0.0.1:9100"},
+		{"the interface listened on", "https://127.0.0.1:6443", []string{"--host=127.0.0.2"}, "127.0.0.2:8080"},
+		{"as told", "https://127.0.0.1:6443", []string{"--advertise-address=pod:1"}, "pod:1"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			fs := flag.NewFlagSet("test", flag.ContinueOnError)
+			set := registerFlags(fs, env{Port: 8080, Ack: "reconciled", LogLevel: "info"}, "op")
+			if err := fs.Parse(append(tc.args, "--buckets=3", "--system-namespace=system")); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := set.options(); err != nil {
+				t.Fatal(err)
+			}
+			s, err := set.spread(&rest.Config{Host: tc.apiServer}, "op")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := s.Identity(); got != tc.want {
+				t.Errorf("Identity() = %q, want %q", got, tc.want)
 			}
 		})
 	}

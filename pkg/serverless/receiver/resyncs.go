@@ -49,8 +49,11 @@ type resyncs struct {
 	impl       *controller.Impl
 	completion *completion.Tracker
 	metrics    *instruments
-	// deadline bounds the wait for a burst's resync's reconciles.
+	// deadline bounds the wait for a burst's resync's reconciles, and for
+	// the Spread to settle at a cold start.
 	deadline time.Duration
+	// spread, if set, shares the keys with other processes (Options.Spread).
+	spread Spread
 
 	counter burst.Counter
 	// bursts carries each burst's namespaces (none: every namespace) to
@@ -84,8 +87,17 @@ func (r *resyncs) list(ctx context.Context, trigger string, namespaces ...string
 
 // atStart enqueues the keys the resync lists. Nobody waits for these
 // reconciles: an event that arrives meanwhile waits for its own keys only.
+// With a Spread, only the first process to run after none did enqueues
+// them (it holds every key then); one that joins others lists only, for the
+// Decoder, and reconciles nothing: the others ran while it did not.
 func (r *resyncs) atStart(ctx context.Context) {
 	logger := logging.FromContext(ctx)
+	enqueue := true
+	if r.spread != nil {
+		settleCtx, cancel := context.WithTimeout(ctx, r.deadline)
+		enqueue = r.spread.Settle(settleCtx)
+		cancel()
+	}
 	err := wait.ExponentialBackoffWithContext(ctx, wait.Backoff{Duration: 100 * time.Millisecond, Factor: 2, Steps: 8, Cap: 10 * time.Second},
 		func(context.Context) (bool, error) {
 			keys, err := r.list(ctx, "cold_start")
@@ -94,6 +106,10 @@ func (r *resyncs) atStart(ctx context.Context) {
 				return false, nil
 			}
 			r.counter.Listed(time.Now())
+			if !enqueue {
+				logger.Infow("Cold-start resync: other processes run, nothing enqueued", zap.Int("keys", len(keys)))
+				return true, nil
+			}
 			for _, k := range keys {
 				r.impl.EnqueueSlowKey(k)
 			}

@@ -106,6 +106,11 @@ type Options struct {
 	// enqueues the keys (in the slow lane, behind events): the adapter sends
 	// nothing for changes made while no reconciler ran.
 	ColdStartResync bool
+	// Spread, if set, shares the keys with the other processes that serve
+	// the operator: each is reconciled only where it is held, and an
+	// event's keys held elsewhere are sent on there (to KeysPath). Not with
+	// AckOnEnqueue.
+	Spread Spread
 	// Later, if set, learns the outcome of every reconcile of a key, so that
 	// a key that asked to be run again later (controller.NewRequeueAfter) is
 	// run then even if the process is gone by then (see package requeue).
@@ -168,6 +173,8 @@ type Server struct {
 	enqueued func()
 
 	resyncs *resyncs
+	// forwarder sends keys on to the process that holds them (Spread).
+	forwarder *http.Client
 
 	intake  *intake
 	metrics *instruments
@@ -191,15 +198,19 @@ type Verifier interface {
 func New(ctx context.Context, rec controller.Reconciler, decoder *Decoder, resync KeyLister, opts Options) *Server {
 	opts = opts.withDefaults()
 	metrics := newInstruments(opts.MeterProvider)
-	o := completion.New(&observed{inner: rec, metrics: metrics, later: opts.Later}, opts.MaxFailures)
+	var inner controller.Reconciler = &observed{inner: rec, metrics: metrics, later: opts.Later}
+	if opts.Spread != nil {
+		inner = &gated{inner: inner, spread: opts.Spread}
+	}
+	o := completion.New(inner, opts.MaxFailures)
 	impl := controller.NewContext(ctx, o, controller.ControllerOptions{
 		WorkQueueName: opts.Name,
 		Logger:        logging.FromContext(ctx),
 	})
-	return &Server{opts: opts, impl: impl, completion: o, decoder: decoder,
+	return &Server{opts: opts, impl: impl, completion: o, decoder: decoder, forwarder: &http.Client{},
 		intake: newIntake(decoder, opts.MaxInflightEvents, opts.MaxBodyBytes, opts.MaxInflightBytes, opts.AckDeadline), metrics: metrics,
 		resyncs: &resyncs{lister: resync, decoder: decoder, impl: impl, completion: o, metrics: metrics,
-			deadline: opts.AckDeadline, bursts: make(chan []string, 1)}}
+			deadline: opts.AckDeadline, spread: opts.Spread, bursts: make(chan []string, 1)}}
 }
 
 // Handler returns the HTTP handler: events on /, probes on /healthz and /readyz.
@@ -215,6 +226,7 @@ func (s *Server) Handler() http.Handler {
 		}
 		w.WriteHeader(http.StatusOK)
 	})
+	mux.HandleFunc(KeysPath, s.serveKeys)
 	mux.HandleFunc("/", s.serveEvent)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		cw := &closing{ResponseWriter: w, draining: &s.draining}
@@ -360,7 +372,7 @@ func (s *Server) answer(w http.ResponseWriter, r *http.Request, arrived time.Tim
 	}
 	if s.draining.Load() {
 		w.Header().Set("Connection", "close")
-		reply(w, http.StatusServiceUnavailable, "shutting down")
+		reply(w, http.StatusServiceUnavailable, drainingMsg)
 		return "", false
 	}
 	done, ok := s.intake.admit(w)
@@ -403,7 +415,7 @@ func (s *Server) answer(w http.ResponseWriter, r *http.Request, arrived time.Tim
 		}
 	}
 
-	enqueue := func() {
+	if s.opts.AckOnEnqueue {
 		for _, k := range keys {
 			if target.Resync {
 				s.impl.EnqueueSlowKey(k)
@@ -411,29 +423,20 @@ func (s *Server) answer(w http.ResponseWriter, r *http.Request, arrived time.Tim
 				s.impl.EnqueueKey(k)
 			}
 		}
-	}
-	if s.opts.AckOnEnqueue {
-		enqueue()
 		w.WriteHeader(http.StatusAccepted)
 		return names.typ, true
 	}
-	awaited := s.completion.Await(keys)
-	defer awaited.Stop()
-	enqueue()
-	if s.enqueued != nil {
-		s.enqueued()
-	}
 	waitCtx, cancel := context.WithDeadline(ctx, deadline)
 	defer cancel()
-	switch err := awaited.Wait(waitCtx); {
+	var nr *notReconciled
+	switch err := s.settle(waitCtx, r, keys, target.Resync); {
 	case err == nil:
 		logger.Debugw("Reconciled", zap.Int("keys", len(keys)))
 		w.WriteHeader(http.StatusOK)
-	case completion.IsFailure(err):
-		reply(w, http.StatusServiceUnavailable, oneLine(err.Error()))
+	case errors.As(err, &nr):
+		reply(w, http.StatusServiceUnavailable, fmt.Sprintf("%v within %v", err, s.opts.AckDeadline))
 	default:
-		reply(w, http.StatusServiceUnavailable,
-			fmt.Sprintf("%d of %d keys not reconciled within %v", awaited.Pending(), len(keys), s.opts.AckDeadline))
+		reply(w, http.StatusServiceUnavailable, oneLine(err.Error()))
 	}
 	return names.typ, false
 }

@@ -116,6 +116,22 @@ func (t *Tracker) finish(key string, seq uint64, err error) {
 	defer t.mu.Unlock()
 	s := t.keys[key]
 	s.inflight--
+	if controller.IsSkipKey(err) {
+		// Not this process's key (see receiver.Spread): nothing was
+		// done, and the workqueue does not retry it.
+		kept := s.waiters[:0]
+		for _, wt := range s.waiters {
+			if wt.epoch >= seq {
+				kept = append(kept, wt)
+			} else {
+				wt.w.done(key, err)
+			}
+		}
+		clear(s.waiters[len(kept):])
+		s.waiters = kept
+		t.gc(key, s)
+		return
+	}
 	ok := succeeded(err)
 	if ok {
 		s.failing = 0
@@ -280,6 +296,13 @@ func (w *Awaiting) stopLocked() {
 	}
 	w.pending = map[string]bool{}
 	close(w.ch)
+}
+
+// IsSkipped tells whether Wait's error is a key the reconciler skipped
+// (controller.NewSkipKey): it was not this process's to reconcile.
+func IsSkipped(err error) bool {
+	var f *failedError
+	return errors.As(err, &f) && controller.IsSkipKey(f.Err)
 }
 
 // IsFailure tells whether Wait's error is a failed reconcile (not a deadline).

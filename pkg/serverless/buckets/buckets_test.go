@@ -1,0 +1,228 @@
+/*
+Copyright The Foo Operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package buckets
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/kubernetes/fake"
+	coordinationv1client "k8s.io/client-go/kubernetes/typed/coordination/v1"
+)
+
+const buckets = 6
+
+// keys are the keys the tests route: enough to fall into every bucket.
+var keys = func() []string {
+	k := make([]string, 60)
+	for i := range k {
+		k[i] = fmt.Sprintf("ns/foo-%02d", i)
+	}
+	return k
+}()
+
+// member is a running Set.
+type member struct {
+	*Set
+	stop func() // cancels Run and waits for it to return
+}
+
+func join(t *testing.T, leases coordinationv1client.LeasesGetter, id string) *member {
+	t.Helper()
+	s, err := New(Config{Leases: leases, Namespace: "system", Name: "op", Buckets: buckets, Identity: id,
+		LeaseDuration: 2 * time.Second, RenewDeadline: time.Second, RetryPeriod: 100 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { s.Run(ctx); close(done) }()
+	m := &member{Set: s, stop: sync.OnceFunc(func() { cancel(); <-done })}
+	t.Cleanup(m.stop)
+	return m
+}
+
+// holders returns, for each key, which members admit it now; it fails the
+// test if two do.
+func holders(t *testing.T, members ...*member) map[string]string {
+	t.Helper()
+	got := map[string]string{}
+	var leaves []func()
+	for _, k := range keys {
+		for _, m := range members {
+			leave, ok := m.Enter(k)
+			if !ok {
+				continue
+			}
+			leaves = append(leaves, leave)
+			if other, dup := got[k]; dup {
+				t.Fatalf("%s is admitted by %s and %s", k, other, m.Identity())
+			}
+			got[k] = m.Identity()
+		}
+	}
+	for _, leave := range leaves {
+		leave()
+	}
+	return got
+}
+
+// eventually polls cond, checking meanwhile that no key has two holders.
+func eventually(t *testing.T, what string, cond func() bool, members ...*member) {
+	t.Helper()
+	err := wait.PollUntilContextTimeout(context.Background(), 20*time.Millisecond, 20*time.Second, true, func(context.Context) (bool, error) {
+		holders(t, members...)
+		return cond(), nil
+	})
+	if err != nil {
+		t.Fatalf("%s: %v", what, err)
+	}
+}
+
+// runs returns how many buckets m runs an elector for.
+func (m *member) runs() int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return len(m.own)
+}
+
+func count(h map[string]string, id string) int {
+	n := 0
+	for _, v := range h {
+		if v == id {
+			n++
+		}
+	}
+	return n
+}
+
+func TestAloneItHoldsEveryKey(t *testing.T) {
+	a := join(t, fake.NewClientset().CoordinationV1(), "a:1")
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if alone := a.Settle(ctx); !alone {
+		t.Error("Settle() = not alone, want alone")
+	}
+	if h := holders(t, a); len(h) != len(keys) {
+		t.Errorf("admits %d of %d keys once settled", len(h), len(keys))
+	}
+	for _, k := range keys {
+		if _, local := a.Route(k); !local {
+			t.Fatalf("Route(%s) is not local", k)
+		}
+	}
+}
+
+func TestMembersShareTheBucketsAndRouteToEachOther(t *testing.T) {
+	leases := fake.NewClientset().CoordinationV1()
+	a := join(t, leases, "a:1")
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	a.Settle(ctx)
+	b := join(t, leases, "b:1")
+	if alone := b.Settle(ctx); alone {
+		t.Error("the second member's Settle() = alone")
+	}
+	eventually(t, "the keys are shared", func() bool {
+		h := holders(t, a, b)
+		return len(h) == len(keys) && count(h, "a:1") > 0 && count(h, "b:1") > 0
+	}, a, b)
+	// Each routes to the other what the other holds, once it has read so.
+	h := holders(t, a, b)
+	eventually(t, "routes agree with the holders", func() bool {
+		for _, k := range keys {
+			for _, m := range []*member{a, b} {
+				addr, local := m.Route(k)
+				if local != (h[k] == m.Identity()) || !local && addr != h[k] {
+					return false
+				}
+			}
+		}
+		return true
+	}, a, b)
+	// Leases are read by name: the buckets are dealt evenly.
+	if na, nb := a.runs(), b.runs(); na != buckets/2 || nb != buckets/2 {
+		t.Errorf("a runs %d buckets, b %d; want %d each", na, nb, buckets/2)
+	}
+}
+
+func TestALeavingMemberFinishesItsReconcilesBeforeHandingOn(t *testing.T) {
+	leases := fake.NewClientset().CoordinationV1()
+	a, b := join(t, leases, "a:1"), join(t, leases, "b:1")
+	eventually(t, "the keys are shared", func() bool {
+		h := holders(t, a, b)
+		return len(h) == len(keys) && count(h, "a:1") > 0 && count(h, "b:1") > 0
+	}, a, b)
+	h := holders(t, a, b)
+	var key string
+	for _, k := range keys {
+		if h[k] == "b:1" {
+			key = k
+			break
+		}
+	}
+	leave, ok := b.Enter(key)
+	if !ok {
+		t.Fatal("b does not admit", key)
+	}
+	go b.stop()
+	// While b's reconcile of key runs, a never gets the key.
+	deadline := time.Now().Add(time.Second)
+	for time.Now().Before(deadline) {
+		if l, ok := a.Enter(key); ok {
+			l()
+			t.Fatalf("a admits %s while b still reconciles it", key)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	leave()
+	eventually(t, "a holds every key once b has gone", func() bool { return count(holders(t, a), "a:1") == len(keys) }, a)
+	if _, err := leases.Leases("system").Get(context.Background(), b.member, metav1.GetOptions{}); err == nil {
+		t.Error("b's member Lease is still there")
+	}
+}
+
+func TestAJoiningMemberGetsItsShare(t *testing.T) {
+	leases := fake.NewClientset().CoordinationV1()
+	a := join(t, leases, "a:1")
+	eventually(t, "a holds every key", func() bool { return count(holders(t, a), "a:1") == len(keys) }, a)
+	b := join(t, leases, "b:1")
+	c := join(t, leases, "c:1")
+	eventually(t, "three members share the keys", func() bool {
+		h := holders(t, a, b, c)
+		return len(h) == len(keys) && a.runs() == 2 && b.runs() == 2 && c.runs() == 2
+	}, a, b, c)
+}
+
+func TestNewRefusesBadConfig(t *testing.T) {
+	leases := fake.NewClientset().CoordinationV1()
+	for name, cfg := range map[string]Config{
+		"no buckets":  {Leases: leases, Namespace: "s", Name: "op", Identity: "a:1"},
+		"no identity": {Leases: leases, Namespace: "s", Name: "op", Buckets: 2},
+		"no name":     {Leases: leases, Namespace: "s", Buckets: 2, Identity: "a:1"},
+		"short lease": {Leases: leases, Namespace: "s", Name: "op", Buckets: 2, Identity: "a:1", LeaseDuration: time.Second, RenewDeadline: 2 * time.Second},
+	} {
+		if _, err := New(cfg); err == nil {
+			t.Errorf("%s: New() = nil error", name)
+		}
+	}
+}

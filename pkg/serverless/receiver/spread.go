@@ -1,0 +1,339 @@
+/*
+Copyright The Foo Operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package receiver
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"time"
+
+	"k8s.io/apimachinery/pkg/types"
+	"knative.dev/pkg/controller"
+	pkgreconciler "knative.dev/pkg/reconciler"
+
+	"github.com/frugal-operator/foo-operator/pkg/serverless/receiver/internal/completion"
+)
+
+// Spread shares the keys among the processes that serve the operator, so
+// that each key is reconciled by one process at a time (package buckets).
+type Spread interface {
+	// Enter admits a reconcile of key while this process holds it, until
+	// leave is called.
+	Enter(key string) (leave func(), ok bool)
+	// Route tells where key is reconciled now: here (local), at the
+	// address of another process, or nowhere yet (neither).
+	Route(key string) (addr string, local bool)
+	// Settle waits until this process holds what is its own, and tells
+	// whether it was the only one when it started.
+	Settle(ctx context.Context) (alone bool)
+}
+
+// KeysPath is where a process takes the keys that another one sends on,
+// because this one holds them.
+const KeysPath = "/keys"
+
+// rerouteEvery is how often keys that no process holds, or that moved, are
+// routed again while their event waits.
+const rerouteEvery = 100 * time.Millisecond
+
+// drainingMsg answers what arrives while the process drains.
+const drainingMsg = "shutting down"
+
+// forwarded is the body of a request to KeysPath, and of its answer (the
+// keys the receiving process did not hold).
+type forwarded struct {
+	Keys []string `json:"keys"`
+	// Slow puts the keys in the slow lane, as a resync does.
+	Slow bool `json:"slow,omitempty"`
+}
+
+// gated reconciles a key only inside Spread.Enter; outside, it skips the
+// key, which an event's wait takes as moved.
+type gated struct {
+	inner  controller.Reconciler
+	spread Spread
+}
+
+var (
+	_ controller.Reconciler     = (*gated)(nil)
+	_ pkgreconciler.LeaderAware = (*gated)(nil)
+)
+
+// Reconcile implements controller.Reconciler.
+func (g *gated) Reconcile(ctx context.Context, key string) error {
+	leave, ok := g.spread.Enter(key)
+	if !ok {
+		return controller.NewSkipKey(key)
+	}
+	defer leave()
+	return g.inner.Reconcile(ctx, key)
+}
+
+// Promote implements reconciler.LeaderAware by forwarding to the wrapped reconciler.
+func (g *gated) Promote(b pkgreconciler.Bucket, enq func(pkgreconciler.Bucket, types.NamespacedName)) error {
+	if la, ok := g.inner.(pkgreconciler.LeaderAware); ok {
+		return la.Promote(b, enq)
+	}
+	return nil
+}
+
+// Demote implements reconciler.LeaderAware by forwarding to the wrapped reconciler.
+func (g *gated) Demote(b pkgreconciler.Bucket) {
+	if la, ok := g.inner.(pkgreconciler.LeaderAware); ok {
+		la.Demote(b)
+	}
+}
+
+// notReconciled says how many keys an event's deadline left unreconciled.
+type notReconciled struct{ pending, of int }
+
+func (e *notReconciled) Error() string {
+	return fmt.Sprintf("%d of %d keys not reconciled", e.pending, e.of)
+}
+
+// settle reconciles keys, here or, with a Spread, wherever each is held,
+// and returns once each has been reconciled by a reconcile that began after
+// the call (nil), one failed, or ctx is done (a *notReconciled).
+func (s *Server) settle(ctx context.Context, r *http.Request, keys []types.NamespacedName, slow bool) error {
+	if s.opts.Spread == nil {
+		return s.settleHere(ctx, keys, slow)
+	}
+	pending := keys
+	ticker := time.NewTicker(rerouteEvery)
+	defer ticker.Stop()
+	for {
+		var local []types.NamespacedName
+		remote := map[string][]types.NamespacedName{}
+		var unheld []types.NamespacedName
+		for _, k := range pending {
+			switch addr, here := s.opts.Spread.Route(k.String()); {
+			case here:
+				local = append(local, k)
+			case addr != "":
+				remote[addr] = append(remote[addr], k)
+			default:
+				unheld = append(unheld, k)
+			}
+		}
+		type result struct {
+			again []types.NamespacedName
+			err   error
+		}
+		results := make(chan result, len(remote)+1)
+		for addr, ks := range remote {
+			go func() {
+				again, err := s.forward(ctx, r, addr, ks, slow)
+				results <- result{again, err}
+			}()
+		}
+		go func() {
+			err := s.settleHere(ctx, local, slow)
+			if completion.IsSkipped(err) { // moved since it was routed
+				results <- result{local, nil}
+				return
+			}
+			results <- result{nil, err}
+		}()
+		pending = unheld
+		var failed error
+		for range len(remote) + 1 {
+			res := <-results
+			pending = append(pending, res.again...)
+			failed = worse(failed, res.err)
+		}
+		if failed != nil {
+			return failed
+		}
+		if len(pending) == 0 {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return &notReconciled{pending: len(pending), of: len(keys)}
+		case <-ticker.C:
+		}
+	}
+}
+
+// worse keeps the first failure; a deadline counts less than a failed reconcile.
+func worse(first, err error) error {
+	var nr *notReconciled
+	if first == nil || errors.As(first, &nr) && err != nil && !errors.As(err, &nr) {
+		return err
+	}
+	return first
+}
+
+// settleHere enqueues keys in this process and waits for their reconciles.
+func (s *Server) settleHere(ctx context.Context, keys []types.NamespacedName, slow bool) error {
+	if len(keys) == 0 {
+		return nil
+	}
+	awaited := s.completion.Await(keys)
+	defer awaited.Stop()
+	for _, k := range keys {
+		if slow {
+			s.impl.EnqueueSlowKey(k)
+		} else {
+			s.impl.EnqueueKey(k)
+		}
+	}
+	if s.enqueued != nil {
+		s.enqueued()
+	}
+	if err := awaited.Wait(ctx); err != nil {
+		if completion.IsFailure(err) {
+			return err
+		}
+		return &notReconciled{pending: awaited.Pending(), of: len(keys)}
+	}
+	return nil
+}
+
+// forward sends keys on to the process at addr, which holds them, with the
+// event's credentials, and waits for its answer: the keys it no longer
+// held, to route again, or a failure.
+func (s *Server) forward(ctx context.Context, r *http.Request, addr string, keys []types.NamespacedName, slow bool) ([]types.NamespacedName, error) {
+	body := forwarded{Slow: slow}
+	for _, k := range keys {
+		body.Keys = append(body.Keys, k.String())
+	}
+	b, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://"+addr+KeysPath, bytes.NewReader(b))
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	if auth := r.Header.Get("Authorization"); auth != "" {
+		req.Header.Set("Authorization", auth)
+	}
+	resp, err := s.forwarder.Do(req)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, &notReconciled{pending: len(keys), of: len(keys)}
+		}
+		// Gone, or going: route them again.
+		return keys, nil
+	}
+	defer resp.Body.Close()
+	msg, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	switch resp.StatusCode {
+	case http.StatusOK:
+		var again forwarded
+		if err := json.Unmarshal(msg, &again); err != nil {
+			return nil, fmt.Errorf("bad answer from %s: %w", addr, err)
+		}
+		return parseKeys(again.Keys)
+	case http.StatusServiceUnavailable:
+		if ctx.Err() != nil {
+			return nil, &notReconciled{pending: len(keys), of: len(keys)}
+		}
+		if bytes.HasPrefix(msg, []byte(drainingMsg)) {
+			return keys, nil
+		}
+	}
+	return nil, fmt.Errorf("%s answered %d: %s", addr, resp.StatusCode, oneLine(string(msg)))
+}
+
+func parseKeys(keys []string) ([]types.NamespacedName, error) {
+	out := make([]types.NamespacedName, 0, len(keys))
+	for _, k := range keys {
+		ns, name, err := splitKey(k)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, types.NamespacedName{Namespace: ns, Name: name})
+	}
+	return out, nil
+}
+
+// splitKey splits what types.NamespacedName.String returns.
+func splitKey(key string) (ns, name string, err error) {
+	ns, name, ok := strings.Cut(key, "/")
+	if !ok || name == "" || strings.Contains(name, "/") {
+		return "", "", fmt.Errorf("bad key %q: want namespace/name", key)
+	}
+	return ns, name, nil
+}
+
+// serveKeys reconciles the keys another process sent on: those this process
+// holds, answering the others back to be routed again.
+func (s *Server) serveKeys(w http.ResponseWriter, r *http.Request) {
+	arrived := time.Now()
+	if r.Method != http.MethodPost {
+		w.Header().Set("Allow", http.MethodPost)
+		reply(w, http.StatusMethodNotAllowed, "keys are POSTed")
+		return
+	}
+	if s.draining.Load() {
+		reply(w, http.StatusServiceUnavailable, drainingMsg)
+		return
+	}
+	if s.opts.Spread == nil {
+		reply(w, http.StatusNotFound, "this process does not share its keys")
+		return
+	}
+	done, ok := s.intake.admit(w)
+	if !ok {
+		return
+	}
+	defer done()
+	if s.opts.Verifier != nil {
+		if _, ok := s.opts.Verifier.Verify(w, r); !ok {
+			return
+		}
+	}
+	var body forwarded
+	if err := json.NewDecoder(io.LimitReader(r.Body, s.opts.MaxBodyBytes)).Decode(&body); err != nil {
+		reply(w, http.StatusBadRequest, "bad keys: "+err.Error())
+		return
+	}
+	keys, err := parseKeys(body.Keys)
+	if err != nil {
+		reply(w, http.StatusBadRequest, err.Error())
+		return
+	}
+	var here []types.NamespacedName
+	again := forwarded{Keys: []string{}}
+	for _, k := range keys {
+		if _, local := s.opts.Spread.Route(k.String()); local {
+			here = append(here, k)
+		} else {
+			again.Keys = append(again.Keys, k.String())
+		}
+	}
+	ctx, cancel := context.WithDeadline(r.Context(), arrived.Add(s.opts.AckDeadline))
+	defer cancel()
+	switch err := s.settleHere(ctx, here, body.Slow); {
+	case completion.IsSkipped(err):
+		again.Keys = body.Keys
+	case err != nil:
+		reply(w, http.StatusServiceUnavailable, err.Error())
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(w).Encode(again)
+}

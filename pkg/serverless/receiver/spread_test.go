@@ -1,0 +1,213 @@
+/*
+Copyright The Foo Operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package receiver
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/types"
+)
+
+// world is who holds which key, as a fake Spread of each process sees it.
+type world struct {
+	mu     sync.Mutex
+	holder map[string]string // key → process ("": none)
+	addr   map[string]string // process → host:port
+	// stale, if set for a process and key, is routed to once more
+	// before the truth (a view read before the key moved).
+	stale map[[2]string]string
+}
+
+func newWorld() *world {
+	return &world{holder: map[string]string{}, addr: map[string]string{}, stale: map[[2]string]string{}}
+}
+
+func (w *world) hold(key, process string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.holder[key] = process
+}
+
+// view is one process's Spread.
+type view struct {
+	w  *world
+	me string
+}
+
+func (v view) Enter(key string) (func(), bool) {
+	v.w.mu.Lock()
+	defer v.w.mu.Unlock()
+	return func() {}, v.w.holder[key] == v.me
+}
+
+func (v view) Route(key string) (string, bool) {
+	v.w.mu.Lock()
+	defer v.w.mu.Unlock()
+	h := v.w.holder[key]
+	if s, ok := v.w.stale[[2]string{v.me, key}]; ok {
+		delete(v.w.stale, [2]string{v.me, key})
+		h = s
+	}
+	if h == v.me {
+		return "", true
+	}
+	return v.w.addr[h], false
+}
+
+func (v view) Settle(context.Context) bool { return true }
+
+// startProcesses starts a Server per name, sharing the keys through w.
+func startProcesses(t *testing.T, w *world, opts Options, names ...string) map[string]*testServer {
+	t.Helper()
+	out := map[string]*testServer{}
+	for _, name := range names {
+		opts := opts
+		opts.Spread = view{w: w, me: name}
+		ts := startServer(t, newFakeReconciler(nil), opts, types.NamespacedName{Namespace: "a", Name: "one"},
+			types.NamespacedName{Namespace: "a", Name: "two"}, types.NamespacedName{Namespace: "b", Name: "three"})
+		w.mu.Lock()
+		w.addr[name] = strings.TrimPrefix(ts.url, "http://")
+		w.mu.Unlock()
+		out[name] = ts
+	}
+	return out
+}
+
+func TestAnEventIsReconciledWhereItsKeyIsHeld(t *testing.T) {
+	w := newWorld()
+	p := startProcesses(t, w, Options{}, "p0", "p1")
+	w.hold("ns/a", "p1")
+	if r := send(t, p["p0"].url, fooResourceEvent("update", "ns", "a"), false); r.code != http.StatusOK {
+		t.Fatalf("answer = %d %s", r.code, r.body)
+	}
+	if got0, got1 := p["p0"].rec.callsOf("ns/a"), p["p1"].rec.callsOf("ns/a"); got0 != 0 || got1 != 1 {
+		t.Errorf("reconciles of ns/a: %d in p0, %d in p1; want 0 and 1", got0, got1)
+	}
+}
+
+func TestAPingReconcilesEachKeyOnceWhereItIsHeld(t *testing.T) {
+	w := newWorld()
+	p := startProcesses(t, w, Options{}, "p0", "p1")
+	w.hold("a/one", "p0")
+	w.hold("a/two", "p1")
+	w.hold("b/three", "p1")
+	if r := send(t, p["p0"].url, pingEvent(), false); r.code != http.StatusOK {
+		t.Fatalf("answer = %d %s", r.code, r.body)
+	}
+	for key, where := range map[string]string{"a/one": "p0", "a/two": "p1", "b/three": "p1"} {
+		for name, ts := range p {
+			want := 0
+			if name == where {
+				want = 1
+			}
+			if got := ts.rec.callsOf(key); got != want {
+				t.Errorf("%s reconciled %d times in %s, want %d", key, got, name, want)
+			}
+		}
+	}
+}
+
+func TestAKeyThatMovedIsRoutedAgain(t *testing.T) {
+	w := newWorld()
+	p := startProcesses(t, w, Options{}, "p0", "p1")
+	w.hold("ns/a", "p0")
+	// p0 last read that p1 holds it; p1 knows it does not.
+	w.stale[[2]string{"p0", "ns/a"}] = "p1"
+	if r := send(t, p["p0"].url, fooResourceEvent("update", "ns", "a"), false); r.code != http.StatusOK {
+		t.Fatalf("answer = %d %s", r.code, r.body)
+	}
+	if got0, got1 := p["p0"].rec.callsOf("ns/a"), p["p1"].rec.callsOf("ns/a"); got0 != 1 || got1 != 0 {
+		t.Errorf("reconciles of ns/a: %d in p0, %d in p1; want 1 and 0", got0, got1)
+	}
+}
+
+func TestAKeyNobodyHoldsWaitsForAHolder(t *testing.T) {
+	w := newWorld()
+	p := startProcesses(t, w, Options{AckDeadline: time.Second}, "p0", "p1")
+	r := send(t, p["p0"].url, fooResourceEvent("update", "ns", "a"), false)
+	if r.code != http.StatusServiceUnavailable || !strings.Contains(r.body, "1 of 1 keys not reconciled") {
+		t.Errorf("with no holder: answer = %d %q, want 503 saying the key was not reconciled", r.code, r.body)
+	}
+	got := make(chan response, 1)
+	go func() { got <- send(t, p["p0"].url, fooResourceEvent("update", "ns", "a"), false) }()
+	w.hold("ns/a", "p1")
+	if r := <-got; r.code != http.StatusOK || p["p1"].rec.callsOf("ns/a") != 1 {
+		t.Errorf("once p1 holds it: answer = %d %q, reconciles in p1 = %d; want 200 and 1", r.code, r.body, p["p1"].rec.callsOf("ns/a"))
+	}
+}
+
+func TestAFailureWhereTheKeyIsHeldIsAnswered503(t *testing.T) {
+	w := newWorld()
+	p0 := startProcesses(t, w, Options{}, "p0")["p0"]
+	rec := newFakeReconciler(func(context.Context, string) error { return errors.New("failing") })
+	opts := Options{MaxFailures: 1, Spread: view{w: w, me: "p1"}}
+	p1 := startServer(t, rec, opts)
+	w.addr["p1"] = strings.TrimPrefix(p1.url, "http://")
+	w.hold("ns/a", "p1")
+	r := send(t, p0.url, fooResourceEvent("update", "ns", "a"), false)
+	if r.code != http.StatusServiceUnavailable || !strings.Contains(r.body, "reconcile of ns/a failed") {
+		t.Errorf("answer = %d %q, want 503 naming the failed reconcile", r.code, r.body)
+	}
+}
+
+func TestAKeyNotHeldIsNotReconciled(t *testing.T) {
+	w := newWorld()
+	p := startProcesses(t, w, Options{}, "p0")
+	w.hold("ns/a", "elsewhere")
+	p["p0"].srv.impl.EnqueueKey(types.NamespacedName{Namespace: "ns", Name: "a"})
+	w.hold("ns/b", "p0")
+	if r := send(t, p["p0"].url, fooResourceEvent("update", "ns", "b"), false); r.code != http.StatusOK {
+		t.Fatalf("answer = %d %s", r.code, r.body)
+	}
+	if got := p["p0"].rec.callsOf("ns/a"); got != 0 {
+		t.Errorf("ns/a, held elsewhere, reconciled %d times here", got)
+	}
+}
+
+func TestBadKeysAreRefused(t *testing.T) {
+	w := newWorld()
+	spread := startProcesses(t, w, Options{}, "p0")["p0"]
+	alone := startServer(t, newFakeReconciler(nil), Options{})
+	for _, tc := range []struct {
+		name, url, body string
+		want            int
+	}{
+		{"not JSON", spread.url, "keys", http.StatusBadRequest},
+		{"no name", spread.url, `{"keys":["ns/"]}`, http.StatusBadRequest},
+		{"no slash", spread.url, `{"keys":["ns"]}`, http.StatusBadRequest},
+		{"not shared", alone.url, `{"keys":["ns/a"]}`, http.StatusNotFound},
+	} {
+		r := post(t, tc.url+KeysPath, http.Header{"Content-Type": {"application/json"}}, strings.NewReader(tc.body))
+		if r.code != tc.want {
+			t.Errorf("%s: answer = %d %q, want %d", tc.name, r.code, r.body, tc.want)
+		}
+	}
+	resp, err := http.Get(spread.url + KeysPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusMethodNotAllowed {
+		t.Errorf("GET answer = %d, want 405", resp.StatusCode)
+	}
+}
