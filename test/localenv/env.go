@@ -305,20 +305,31 @@ func (e *Env) StartReconciler(ctx context.Context, args ...string) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.starts++
+	p, err := e.StartReconcilerAt(ctx, fmt.Sprintf("reconciler-%d", e.starts), e.port, args...)
+	if p != nil {
+		e.reconciler = p
+	}
+	return err
+}
+
+// StartReconcilerAt starts one more reconciler process, named name in the
+// logs, on port (another pod of its Knative Service), and waits until it is
+// ready. The caller stops it.
+func (e *Env) StartReconcilerAt(ctx context.Context, name string, port int, args ...string) (*controlplane.Process, error) {
 	cmd := exec.Command(e.bin, slices.Concat(
-		[]string{"--kubeconfig", e.ReconcilerKubeconfig, "--host", "127.0.0.1", "--port", strconv.Itoa(e.port)}, e.opts.ReconcilerArgs, args)...)
+		[]string{"--kubeconfig", e.ReconcilerKubeconfig, "--host", "127.0.0.1", "--port", strconv.Itoa(port)}, e.opts.ReconcilerArgs, args)...)
 	// K_SERVICE as Knative Serving sets it: the requeue schedule pings it.
 	cmd.Env = append(os.Environ(), "LOG_LEVEL=info", "SYSTEM_NAMESPACE="+e.Operator.Namespace, "K_SERVICE="+e.Operator.Name)
-	p, err := e.CP.StartProcess(fmt.Sprintf("reconciler-%d", e.starts), cmd)
+	p, err := e.CP.StartProcess(name, cmd)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	e.reconciler = p
-	return wait.PollUntilContextTimeout(ctx, 20*time.Millisecond, time.Minute, true, func(context.Context) (bool, error) {
+	url := "http://127.0.0.1:" + strconv.Itoa(port)
+	return p, wait.PollUntilContextTimeout(ctx, 20*time.Millisecond, time.Minute, true, func(context.Context) (bool, error) {
 		if p.Exited() {
 			return false, fmt.Errorf("the reconciler exited: %s", p.LogTail())
 		}
-		resp, err := http.Get(e.ReconcilerURL + "/readyz")
+		resp, err := http.Get(url + "/readyz")
 		if err != nil {
 			return false, nil
 		}
@@ -326,6 +337,9 @@ func (e *Env) StartReconciler(ctx context.Context, args ...string) error {
 		return resp.StatusCode == http.StatusOK, nil
 	})
 }
+
+// Port is the reconciler's port, where ReconcilerURL points.
+func (e *Env) Port() int { return e.port }
 
 // KillReconciler kills the reconciler with SIGKILL: a crash.
 func (e *Env) KillReconciler() error {

@@ -84,10 +84,15 @@ type Set struct {
 	listed     chan struct{}
 	listedOnce sync.Once
 	lease      *coordinationv1.Lease // the member Lease as last written
+	// takenOver is signalled when this process leads a bucket whose last
+	// holder ended without releasing it.
+	takenOver chan struct{}
 }
 
 // bucket is a bucket this process runs an elector for. Guarded by Set.mu.
 type bucket struct {
+	// orphan: its last holder is gone without releasing it.
+	orphan    bool
 	leading   bool
 	releasing bool
 	inflight  int
@@ -125,7 +130,7 @@ func New(cfg Config) (*Set, error) {
 	id.Write([]byte(cfg.Identity))
 	s := &Set{cfg: cfg, hashed: hash.NewBucketSet(sets.New(names...)), names: names,
 		member: fmt.Sprintf("%s.member.%016x", cfg.Name, id.Sum64()),
-		own:    make(map[string]*bucket), listed: make(chan struct{})}
+		own:    make(map[string]*bucket), listed: make(chan struct{}), takenOver: make(chan struct{}, 1)}
 	s.idle = sync.NewCond(&s.mu)
 	return s, nil
 }
@@ -164,14 +169,17 @@ func (s *Set) round(ctx context.Context) {
 	}
 	now := time.Now()
 	members, holders := []string{s.cfg.Identity}, make(map[string]string, len(s.names))
+	last := map[string]string{} // each bucket's holder, live or not
 	for i := range list.Items {
 		l := &list.Items[i]
 		holder, ok := liveHolder(l, now)
 		switch {
-		case !ok:
 		case slices.Contains(s.names, l.Name):
-			holders[l.Name] = holder
-		case holder != s.cfg.Identity:
+			last[l.Name] = holder
+			if ok {
+				holders[l.Name] = holder
+			}
+		case ok && holder != s.cfg.Identity:
 			members = append(members, holder)
 		}
 	}
@@ -184,7 +192,10 @@ func (s *Set) round(ctx context.Context) {
 	s.holders = holders
 	for _, name := range mine {
 		if s.own[name] == nil {
-			s.own[name] = s.elect(ctx, name)
+			// A member that leaves releases its buckets first: one held by
+			// a process no longer a member was left by a crash.
+			h := last[name]
+			s.own[name] = s.elect(ctx, name, h != "" && h != s.cfg.Identity && !slices.Contains(members, h))
 		}
 	}
 	for name, b := range s.own {
@@ -199,8 +210,8 @@ func (s *Set) round(ctx context.Context) {
 	})
 }
 
-// liveHolder returns a Lease's holder, if it has one whose term has not
-// ended by now (by this process's clock).
+// liveHolder returns a Lease's holder ("" if released), and whether its
+// term has not ended by now (by this process's clock).
 func liveHolder(l *coordinationv1.Lease, now time.Time) (string, bool) {
 	sp := l.Spec
 	if sp.HolderIdentity == nil || *sp.HolderIdentity == "" || sp.RenewTime == nil || sp.LeaseDurationSeconds == nil {
@@ -222,10 +233,11 @@ func assigned(buckets, members []string, me string) []string {
 	return mine
 }
 
-// elect starts an elector for the named bucket. Callers hold s.mu.
-func (s *Set) elect(ctx context.Context, name string) *bucket {
+// elect starts an elector for the named bucket, an orphan if its last
+// holder crashed. Callers hold s.mu.
+func (s *Set) elect(ctx context.Context, name string, orphan bool) *bucket {
 	ctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	b := &bucket{cancel: cancel, done: make(chan struct{})}
+	b := &bucket{orphan: orphan, cancel: cancel, done: make(chan struct{})}
 	lock := &resourcelock.LeaseLock{
 		LeaseMeta:  metav1.ObjectMeta{Namespace: s.cfg.Namespace, Name: name},
 		Client:     s.cfg.Leases,
@@ -246,6 +258,13 @@ func (s *Set) elect(ctx context.Context, name string) *bucket {
 				s.mu.Lock()
 				defer s.mu.Unlock()
 				b.leading = leading.Err() == nil
+				if b.leading && b.orphan {
+					b.orphan = false
+					select {
+					case s.takenOver <- struct{}{}:
+					default: // one is pending
+					}
+				}
 			},
 			OnStoppedLeading: func() {
 				s.mu.Lock()
@@ -381,6 +400,11 @@ func (s *Set) Route(key string) (addr string, local bool) {
 	}
 	return "", false
 }
+
+// TakenOver is signalled when this process has taken over a bucket from a
+// process that crashed: what that one was doing when it did, no event may
+// bring again (a sender gives up), so a resync should.
+func (s *Set) TakenOver() <-chan struct{} { return s.takenOver }
 
 // Settle waits until the Leases have been read and this process leads
 // every bucket that is its own, or ctx is done. It returns whether the first

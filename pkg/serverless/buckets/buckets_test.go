@@ -23,10 +23,12 @@ import (
 	"testing"
 	"time"
 
+	coordinationv1 "k8s.io/api/coordination/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes/fake"
 	coordinationv1client "k8s.io/client-go/kubernetes/typed/coordination/v1"
+	"k8s.io/utils/ptr"
 )
 
 const buckets = 6
@@ -185,6 +187,13 @@ func TestALeavingMemberFinishesItsReconcilesBeforeHandingOn(t *testing.T) {
 		t.Fatal("b does not admit", key)
 	}
 	go b.stop()
+	defer func() {
+		select {
+		case <-a.TakenOver():
+			t.Error("a took over from b, which left cleanly")
+		default:
+		}
+	}()
 	// While b's reconcile of key runs, a never gets the key.
 	deadline := time.Now().Add(time.Second)
 	for time.Now().Before(deadline) {
@@ -225,4 +234,29 @@ func TestNewRefusesBadConfig(t *testing.T) {
 			t.Errorf("%s: New() = nil error", name)
 		}
 	}
+}
+
+func TestBucketsOfACrashedProcessAreTakenOver(t *testing.T) {
+	client := fake.NewClientset()
+	leases := client.CoordinationV1()
+	// Held by a process that crashed: renewed a moment ago, and no member
+	// Lease of its own any more.
+	for i := range buckets {
+		_, err := leases.Leases("system").Create(context.Background(), &coordinationv1.Lease{
+			ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("op.bucket.%02d-of-%02d", i, buckets), Namespace: "system",
+				Labels: map[string]string{LabelKey: "op"}},
+			Spec: coordinationv1.LeaseSpec{HolderIdentity: ptr.To("dead:1"), LeaseDurationSeconds: ptr.To[int32](2),
+				RenewTime: ptr.To(metav1.NowMicro())},
+		}, metav1.CreateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	a := join(t, leases, "a:1")
+	select {
+	case <-a.TakenOver():
+	case <-time.After(20 * time.Second):
+		t.Fatal("a did not take over the crashed process's buckets")
+	}
+	eventually(t, "a holds every key", func() bool { return count(holders(t, a), "a:1") == len(keys) }, a)
 }

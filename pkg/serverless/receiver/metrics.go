@@ -77,7 +77,7 @@ func newInstruments(mp metric.MeterProvider) *instruments {
 	in.reconciles, _ = m.Int64Counter(metricReconciles, metric.WithUnit("{reconcile}"),
 		metric.WithDescription("Reconciles, by outcome: success, permanent_error, skipped or error"))
 	in.resyncKeys, _ = m.Int64Histogram(metricResyncKeys, metric.WithUnit("{key}"),
-		metric.WithDescription("Keys a resync found needing work, by trigger: ping, cold_start or burst"))
+		metric.WithDescription("Keys a resync found needing work, by trigger: ping, cold_start, burst or takeover"))
 	in.resyncDuration, _ = m.Float64Histogram(metricResyncDuration, metric.WithUnit("s"),
 		metric.WithDescription("Time a resync took to list what needs work, by trigger"))
 	in.coldStarts, _ = m.Int64Counter(metricColdStarts, metric.WithUnit("{start}"),

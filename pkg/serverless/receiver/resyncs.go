@@ -121,6 +121,31 @@ func (r *resyncs) atStart(ctx context.Context) {
 	}
 }
 
+// forTakeovers runs a resync each time the Spread takes keys over from a
+// process that crashed, until ctx is done. Nobody waits for these
+// reconciles; the keys other processes hold are skipped.
+func (r *resyncs) forTakeovers(ctx context.Context) {
+	logger := logging.FromContext(ctx)
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-r.spread.TakenOver():
+		}
+		keys, err := r.list(ctx, "takeover")
+		if err != nil {
+			logger.Warnw("Failed to list for a takeover's resync; the next ping resync covers it", zap.Error(err))
+			continue
+		}
+		for _, k := range keys {
+			if _, local := r.spread.Route(k.String()); local {
+				r.impl.EnqueueSlowKey(k)
+			}
+		}
+		logger.Infow("Took over keys from a process that crashed: resync enqueued", zap.Int("keys", len(keys)))
+	}
+}
+
 // forBursts runs a resync for each burst of creations or changes (see
 // package burst), until ctx is done, and enqueues its keys; the next burst's resync
 // waits until they are reconciled (or AckDeadline passed): until then, a

@@ -306,6 +306,9 @@ func (s *Server) Run(ctx context.Context, ready func(net.Addr)) error {
 		go s.resyncs.atStart(ctx)
 	}
 	go s.resyncs.forBursts(ctx)
+	if s.opts.Spread != nil {
+		go s.resyncs.forTakeovers(ctx)
+	}
 
 	var serveErr error
 	select {

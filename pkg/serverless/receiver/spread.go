@@ -46,6 +46,9 @@ type Spread interface {
 	// Settle waits until this process holds what is its own, and tells
 	// whether it was the only one when it started.
 	Settle(ctx context.Context) (alone bool)
+	// TakenOver is signalled when this process has taken keys over from
+	// one that crashed: a resync restores what that one lost.
+	TakenOver() <-chan struct{}
 }
 
 // KeysPath is where a process takes the keys that another one sends on,

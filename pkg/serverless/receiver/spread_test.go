@@ -26,6 +26,7 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
 )
 
 // world is who holds which key, as a fake Spread of each process sees it.
@@ -36,10 +37,12 @@ type world struct {
 	// stale, if set for a process and key, is routed to once more
 	// before the truth (a view read before the key moved).
 	stale map[[2]string]string
+	// takenOver is every process's Spread.TakenOver.
+	takenOver chan struct{}
 }
 
 func newWorld() *world {
-	return &world{holder: map[string]string{}, addr: map[string]string{}, stale: map[[2]string]string{}}
+	return &world{holder: map[string]string{}, addr: map[string]string{}, stale: map[[2]string]string{}, takenOver: make(chan struct{})}
 }
 
 func (w *world) hold(key, process string) {
@@ -75,6 +78,8 @@ func (v view) Route(key string) (string, bool) {
 }
 
 func (v view) Settle(context.Context) bool { return true }
+
+func (v view) TakenOver() <-chan struct{} { return v.w.takenOver }
 
 // startProcesses starts a Server per name, sharing the keys through w.
 func startProcesses(t *testing.T, w *world, opts Options, names ...string) map[string]*testServer {
@@ -181,6 +186,22 @@ func TestAKeyNotHeldIsNotReconciled(t *testing.T) {
 	}
 	if got := p["p0"].rec.callsOf("ns/a"); got != 0 {
 		t.Errorf("ns/a, held elsewhere, reconciled %d times here", got)
+	}
+}
+
+func TestATakeoverResyncsTheKeysTakenOver(t *testing.T) {
+	w := newWorld()
+	p0 := startProcesses(t, w, Options{}, "p0")["p0"]
+	w.hold("a/one", "p0")
+	w.hold("a/two", "elsewhere")
+	w.takenOver <- struct{}{}
+	err := wait.PollUntilContextTimeout(context.Background(), 5*time.Millisecond, 10*time.Second, true,
+		func(context.Context) (bool, error) { return p0.rec.callsOf("a/one") == 1, nil })
+	if err != nil {
+		t.Fatal("a/one, taken over, was not reconciled")
+	}
+	if got := p0.rec.callsOf("a/two"); got != 0 {
+		t.Errorf("a/two, held elsewhere, was reconciled %d times", got)
 	}
 }
 
