@@ -223,8 +223,10 @@ func Main(op Operator) {
 	}
 	stopSpread := func() {}
 	if spread != nil {
-		// The buckets are released once the drain has ended every reconcile.
-		spreadCtx, cancel := context.WithCancel(partsCtx)
+		// At SIGTERM the buckets are released as soon as the reconciles
+		// running end: the events waiting here for other keys of theirs are
+		// sent on to the new holders, and the drain does not hold them.
+		spreadCtx, cancel := context.WithCancel(ctx)
 		done := make(chan struct{})
 		go func() { spread.Run(spreadCtx); close(done) }()
 		stopSpread = func() { cancel(); <-done }
