@@ -41,9 +41,9 @@ const (
 )
 
 // released are the manifests a release carries (hack/release.sh), from this
-// folder: the operator, its Component, the stream and the example Bar
-// operator with its Component.
-var released = []string{"*.yaml", "stream/*.yaml", "../stream/*.yaml", "../examples/bar-operator/config/*.yaml", "../examples/bar-operator/config/stream/*.yaml"}
+// folder: the operator, its scale-out Role, its Component, the stream and
+// the example Bar operator with its Component.
+var released = []string{"*.yaml", "scale-out/*.yaml", "stream/*.yaml", "../stream/*.yaml", "../examples/bar-operator/config/*.yaml", "../examples/bar-operator/config/stream/*.yaml"}
 
 // crdFieldsSince is each field a CustomResourceDefinition of the release
 // sets, by the Kubernetes version from which an API server serves it without

@@ -17,6 +17,8 @@
 # $KO_DOCKER_REPO and writes, into $OUT (default _output/release):
 #
 #   foo-operator.yaml     config/, images by digest: `kubectl apply -f` installs it
+#   foo-operator-scale-out.yaml  config/scale-out/: the Leases' Role, for
+#                         more than one reconciler pod (docs/configuration.md)
 #   operator-stream/      stream/: the shared event stream, for a cluster's
 #                         kustomization (docs/shared-stream.md)
 #   foo-operator-stream/  config/stream/: the Component by which the Foo
@@ -81,6 +83,7 @@ component() {
 }
 mkdir -p "$OUT/operator-stream" "$OUT/examples"
 resolve "$OUT/foo-operator.yaml" -f config/
+stamp <config/scale-out/200-buckets.yaml >"$OUT/foo-operator-scale-out.yaml"
 # The stream's manifests in one file (its kustomization.yaml left out), and
 # a kustomization that names that file.
 stream_files=()
@@ -109,11 +112,12 @@ tgz() {
   tar -C "$OUT" --sort=name --mtime=@0 --owner=0 --group=0 --numeric-owner -cf - "$2" | gzip -9n >"$OUT/assets/$1.tar.gz"
 }
 rm -rf "$OUT/assets" && mkdir -p "$OUT/assets"
-cp "$OUT/foo-operator.yaml" "$OUT/examples/bar-operator.yaml" "$OUT/assets/"
+cp "$OUT/foo-operator.yaml" "$OUT/foo-operator-scale-out.yaml" "$OUT/examples/bar-operator.yaml" "$OUT/assets/"
 tgz operator-stream operator-stream
 tgz foo-operator-stream foo-operator-stream
 tgz bar-operator-stream examples/bar-operator-stream
 echo "$OUT/foo-operator.yaml"
+echo "$OUT/foo-operator-scale-out.yaml"
 echo "$OUT/operator-stream/"
 echo "$OUT/foo-operator-stream/"
 echo "$OUT/examples/"
