@@ -30,12 +30,15 @@ type Later interface {
 }
 
 // observed wraps a controller.Reconciler to count each reconcile's outcome
-// in the metrics and tell it to Later. It forwards the LeaderAware methods:
-// the generated reconciler skips every key until it is promoted.
+// in the metrics and tell it to Later; with a Spread, it reconciles a key
+// only inside Spread.Enter, and skips it outside (an event's wait takes
+// that as moved). It forwards the LeaderAware methods: the generated
+// reconciler skips every key until it is promoted.
 type observed struct {
 	inner   controller.Reconciler
 	metrics *instruments
-	later   Later // nil: nobody
+	later   Later  // nil: nobody
+	spread  Spread // nil: every key is this process's
 }
 
 var (
@@ -45,6 +48,13 @@ var (
 
 // Reconcile implements controller.Reconciler.
 func (o *observed) Reconcile(ctx context.Context, key string) error {
+	if o.spread != nil {
+		leave, ok := o.spread.Enter(key)
+		if !ok {
+			return controller.NewSkipKey(key)
+		}
+		defer leave()
+	}
 	err := o.inner.Reconcile(ctx, key)
 	o.metrics.reconcile(ctx, err)
 	if o.later != nil {

@@ -198,11 +198,7 @@ type Verifier interface {
 func New(ctx context.Context, rec controller.Reconciler, decoder *Decoder, resync KeyLister, opts Options) *Server {
 	opts = opts.withDefaults()
 	metrics := newInstruments(opts.MeterProvider)
-	var inner controller.Reconciler = &observed{inner: rec, metrics: metrics, later: opts.Later}
-	if opts.Spread != nil {
-		inner = &gated{inner: inner, spread: opts.Spread}
-	}
-	o := completion.New(inner, opts.MaxFailures)
+	o := completion.New(&observed{inner: rec, metrics: metrics, later: opts.Later, spread: opts.Spread}, opts.MaxFailures)
 	impl := controller.NewContext(ctx, o, controller.ControllerOptions{
 		WorkQueueName: opts.Name,
 		Logger:        logging.FromContext(ctx),

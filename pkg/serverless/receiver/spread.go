@@ -28,8 +28,6 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/types"
-	"knative.dev/pkg/controller"
-	pkgreconciler "knative.dev/pkg/reconciler"
 
 	"github.com/frugal-operator/foo-operator/pkg/serverless/receiver/internal/completion"
 )
@@ -68,43 +66,6 @@ type forwarded struct {
 	Keys []string `json:"keys"`
 	// Slow puts the keys in the slow lane, as a resync does.
 	Slow bool `json:"slow,omitempty"`
-}
-
-// gated reconciles a key only inside Spread.Enter; outside, it skips the
-// key, which an event's wait takes as moved.
-type gated struct {
-	inner  controller.Reconciler
-	spread Spread
-}
-
-var (
-	_ controller.Reconciler     = (*gated)(nil)
-	_ pkgreconciler.LeaderAware = (*gated)(nil)
-)
-
-// Reconcile implements controller.Reconciler.
-func (g *gated) Reconcile(ctx context.Context, key string) error {
-	leave, ok := g.spread.Enter(key)
-	if !ok {
-		return controller.NewSkipKey(key)
-	}
-	defer leave()
-	return g.inner.Reconcile(ctx, key)
-}
-
-// Promote implements reconciler.LeaderAware by forwarding to the wrapped reconciler.
-func (g *gated) Promote(b pkgreconciler.Bucket, enq func(pkgreconciler.Bucket, types.NamespacedName)) error {
-	if la, ok := g.inner.(pkgreconciler.LeaderAware); ok {
-		return la.Promote(b, enq)
-	}
-	return nil
-}
-
-// Demote implements reconciler.LeaderAware by forwarding to the wrapped reconciler.
-func (g *gated) Demote(b pkgreconciler.Bucket) {
-	if la, ok := g.inner.(pkgreconciler.LeaderAware); ok {
-		la.Demote(b)
-	}
 }
 
 // notReconciled says how many keys an event's deadline left unreconciled.
