@@ -48,6 +48,9 @@ type AuditEvent struct {
 		Subresource string `json:"subresource"`
 	} `json:"objectRef"`
 	ResponseStatus *metav1.Status `json:"responseStatus"`
+	// SourceIPs are the client's addresses, the first its own: a pod's IP
+	// tells which pod made the request.
+	SourceIPs []string `json:"sourceIPs"`
 	// Received is when the API server received the request.
 	Received    metav1.MicroTime  `json:"requestReceivedTimestamp"`
 	Annotations map[string]string `json:"annotations"`

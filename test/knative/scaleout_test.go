@@ -1,0 +1,174 @@
+/*
+Copyright The Foo Operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package knative
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/frugal-operator/foo-operator/pkg/reconciler/foo"
+	"github.com/frugal-operator/foo-operator/pkg/serverless/buckets"
+	"github.com/frugal-operator/foo-operator/test/clustertest"
+	"github.com/frugal-operator/foo-operator/test/controlplane"
+)
+
+// 11. Three reconciler pods on real Knative (config/scale-out applied,
+// BUCKETS=6, min-scale and max-scale 3): a burst of 2000 Foos, one of the
+// pods deleted halfway through, converges; each Deployment is created once
+// (the cluster's audit log: no AlreadyExists, no update conflicts), and
+// every pod created some (by its IP in the log): the keys held elsewhere
+// went from pod to pod. After TestLeastPrivilege, which knows only
+// config/'s roles.
+func TestThreePodsShareABurst(t *testing.T) {
+	ctx := context.Background()
+	const pods, n = 3, 2000
+	role := filepath.Join(root, "config", "scale-out", "200-buckets.yaml")
+	if err := kubectl("apply", "-f", role); err != nil {
+		t.Fatal(err)
+	}
+	svc, err := dyn.Resource(ksvcGVR).Namespace(system).Get(ctx, service, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	containers, _, _ := unstructured.NestedSlice(svc.Object, "spec", "template", "spec", "containers")
+	env, _, _ := unstructured.NestedSlice(containers[0].(map[string]any), "env")
+	set := func(env []any, minScale, maxScale string) {
+		t.Helper()
+		patch, err := json.Marshal([]map[string]any{
+			{"op": "replace", "path": "/spec/template/spec/containers/0/env", "value": env},
+			{"op": "replace", "path": "/spec/template/metadata/annotations/autoscaling.knative.dev~1min-scale", "value": minScale},
+			{"op": "replace", "path": "/spec/template/metadata/annotations/autoscaling.knative.dev~1max-scale", "value": maxScale},
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := dyn.Resource(ksvcGVR).Namespace(system).Patch(ctx, service, types.JSONPatchType, patch, metav1.PatchOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		clustertest.Eventually(t, 3*time.Minute, "the Knative Service is Ready", func(ctx context.Context) (bool, string) {
+			return ready(ctx, ksvcGVR, system, service)
+		})
+	}
+	t.Cleanup(func() {
+		set(env, "0", "1")
+		atZero(t, system, service)
+		_ = kube.CoordinationV1().Leases(system).DeleteCollection(context.Background(), metav1.DeleteOptions{},
+			metav1.ListOptions{LabelSelector: buckets.LabelKey + "=" + service})
+		if err := kubectl("delete", "-f", role); err != nil {
+			t.Error(err)
+		}
+	})
+	set(append(append([]any{}, env...), map[string]any{"name": "BUCKETS", "value": "6"}), fmt.Sprint(pods), fmt.Sprint(pods))
+	var running map[string]string
+	clustertest.Eventually(t, 3*time.Minute, "three ready reconciler pods of the new revision", func(ctx context.Context) (bool, string) {
+		running = readyPods(ctx, t)
+		return len(running) == pods, fmt.Sprintf("%d ready: %v", len(running), running)
+	})
+	ns := namespace(t)
+	from, err := controlplane.AuditLogEnd(auditLog)
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	var wg sync.WaitGroup
+	next := make(chan int)
+	for range 8 {
+		wg.Go(func() {
+			for i := range next {
+				createFoo(t, newFoo(ns, fmt.Sprintf("foo-%04d", i), fmt.Sprintf("dep-%04d", i), 0))
+			}
+		})
+	}
+	for i := range n {
+		if i == n/2 { // one pod goes mid-burst, as a scale-down takes it
+			for name := range running {
+				if err := kube.CoreV1().Pods(system).Delete(ctx, name, metav1.DeleteOptions{}); err != nil {
+					t.Fatal(err)
+				}
+				t.Logf("pod %s deleted after %d creates", name, i)
+				break
+			}
+		}
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	clustertest.Eventually(t, 10*time.Minute, "every Foo converges", func(ctx context.Context) (bool, string) { return converged(ctx, ns, n) })
+	t.Logf("%d Foos converged %v after the first was created, on %d pods", n, time.Since(start).Round(time.Millisecond), pods)
+
+	events, _, err := controlplane.ReadAuditLog(auditLog, from, "system:serviceaccount:"+system+":foo-reconciler", foo.AgentName)
+	if err != nil {
+		t.Fatal(err)
+	}
+	creates, already, conflicts, byIP := 0, 0, 0, map[string]int{}
+	for _, e := range events {
+		if e.ObjectRef.Namespace != ns || e.ResponseStatus == nil {
+			continue
+		}
+		switch code := e.ResponseStatus.Code; {
+		case e.Verb == "create" && e.ObjectRef.Resource == "deployments" && code == 201:
+			creates++
+			byIP[e.SourceIPs[0]]++
+		case e.Verb == "create" && code == 409:
+			already++
+		case e.Verb == "update" && code == 409:
+			conflicts++
+		}
+	}
+	t.Logf("the reconcilers' writes: %d Deployments created, %d AlreadyExists, %d update conflicts", creates, already, conflicts)
+	if creates != n || already != 0 || conflicts != 0 {
+		t.Errorf("want %d Deployments created, no AlreadyExists, no update conflicts", n)
+	}
+	for name, ip := range running {
+		t.Logf("pod %s (%s) created %d of the Deployments", name, ip, byIP[ip])
+		if byIP[ip] == 0 {
+			t.Errorf("pod %s created none of the Deployments", name)
+		}
+	}
+}
+
+// readyPods are the reconciler's ready pods that are not being deleted,
+// their IPs by name.
+func readyPods(ctx context.Context, t *testing.T) map[string]string {
+	t.Helper()
+	list, err := kube.CoreV1().Pods(system).List(ctx, metav1.ListOptions{LabelSelector: "serving.knative.dev/service=" + service})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pods := map[string]string{}
+	for _, p := range list.Items {
+		if p.DeletionTimestamp != nil {
+			continue
+		}
+		for _, c := range p.Status.Conditions {
+			if c.Type == corev1.PodReady && c.Status == corev1.ConditionTrue {
+				pods[p.Name] = p.Status.PodIP
+			}
+		}
+	}
+	return pods
+}
