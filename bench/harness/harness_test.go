@@ -99,7 +99,7 @@ func TestWriteMarkdown(t *testing.T) {
 }
 
 // A burst's requests are the API server's by verb and resource, of every
-// code, per Foo, and nothing else.
+// code, per Foo, and nothing else (not the server's own Lease renewals).
 func TestRequestsPerFoo(t *testing.T) {
 	metrics := `# TYPE apiserver_request_total counter
 apiserver_request_total{code="201",component="apiserver",resource="deployments",scope="resource",subresource="",verb="POST",version="v1"} 30
@@ -108,6 +108,7 @@ apiserver_request_total{code="200",component="apiserver",resource="foos",scope="
 apiserver_request_total{code="200",component="apiserver",resource="foos",scope="namespace",subresource="",verb="LIST",version="v1alpha1"} 5
 apiserver_request_total{code="200",component="apiserver",resource="foos",scope="namespace",subresource="",verb="WATCH",version="v1alpha1"} 7
 apiserver_request_total{code="200",component="apiserver",resource="",scope="",subresource="",verb="GET",version=""} 7
+apiserver_request_total{code="200",component="apiserver",resource="leases",scope="resource",subresource="",verb="PUT",version="v1"} 3
 apiserver_request_duration_seconds_count{resource="foos",subresource="",verb="GET"} 9
 `
 	res := Result{Burst: 10}
