@@ -129,6 +129,8 @@ for f in containerd.toml kubelet.yaml kube-proxy.yaml Corefile resolv.conf audit
 render 10-bridge.conflist >"$CLUSTER_DIR/cni/net.d/10-bridge.conflist"
 
 log "Starting etcd, kube-apiserver, kube-controller-manager, kube-scheduler"
+# The audit log is read by byte offset; its writer (lumberjack) rotates at
+# --audit-log-maxsize MiB, 100 when given 0, so the size is set past any run's.
 start etcd "$(tool etcd)" --name onenode --data-dir "$CLUSTER_DIR/etcd" --unsafe-no-fsync \
   --listen-client-urls "http://127.0.0.1:$ETCD_PORT" --advertise-client-urls "http://127.0.0.1:$ETCD_PORT" \
   --listen-peer-urls http://127.0.0.1:24380 --initial-advertise-peer-urls http://127.0.0.1:24380 \
@@ -145,7 +147,7 @@ start apiserver "$(tool kube-apiserver)" --etcd-servers="http://127.0.0.1:$ETCD_
   --service-cluster-ip-range="$SERVICE_CIDR" --authorization-mode=Node,RBAC \
   --allow-privileged=true --enable-aggregator-routing=true \
   --audit-policy-file="$CLUSTER_DIR/audit-policy.yaml" --audit-log-path="$CLUSTER_DIR/logs/audit.log" \
-  --audit-log-format=json --audit-log-mode=blocking --audit-log-maxsize=0
+  --audit-log-format=json --audit-log-mode=blocking --audit-log-maxsize=10240
 wait_for 60 kube-apiserver kubectl get --raw /readyz
 K=$CLUSTER_DIR/kubeconfig
 start controller-manager "$(tool kube-controller-manager)" --kubeconfig="$K" \

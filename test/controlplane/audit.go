@@ -88,6 +88,9 @@ func ReadAuditLog(file string, from int64, user, agent string) ([]AuditEvent, in
 	}
 	// Only whole lines: the API server may be writing the last one.
 	end := int64(bytes.LastIndexByte(b, '\n') + 1)
+	if from > end {
+		return nil, from, fmt.Errorf("audit log %s ends at %d, before offset %d: it was rotated (--audit-log-maxsize)", file, end, from)
+	}
 	var out []AuditEvent
 	for _, line := range bytes.Split(b[from:end], []byte("\n")) {
 		if len(line) == 0 {

@@ -289,8 +289,9 @@ func (c *ControlPlane) startAPIServer(ctx context.Context, bin string, port int)
 			return fmt.Errorf("failed to write %s: %w", policy, err)
 		}
 		c.AuditLog = filepath.Join(c.Dir, "audit.log")
+		// Read by byte offset: a size past any run's, so it never rotates.
 		audit = []string{"--audit-policy-file=" + policy, "--audit-log-path=" + c.AuditLog,
-			"--audit-log-format=json", "--audit-log-mode=blocking", "--audit-log-maxsize=0"}
+			"--audit-log-format=json", "--audit-log-mode=blocking", "--audit-log-maxsize=10240"}
 	}
 	c.apiServerArgs = append([]string{
 		"--etcd-servers=" + c.EtcdURL,
