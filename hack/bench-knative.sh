@@ -19,14 +19,17 @@
 # the idle bill of the Foo operator alone in direct wiring, then of the Foo
 # and the example Bar operators on the shared stream, with the resync pings'
 # wake-ups, what one more operator costs and the break-even; and bursts of
-# Foos, the classic's and ours in each wiring, with the node's CPU by
-# component and our reconciler's requests from the audit log. Brings the
-# one-node cluster up, installs the operator and builds the classic's image
-# if needed, and leaves the cluster in stream wiring (_output/stream-bench).
-# Writes bench/results/<time>-knative/{results.md,results.json}. Flags go
-# to bench/knative (-wakeups 5 -n 1000 -idle 10m -burst 1000 -pairs
-# direct,stream; -burst 0 skips the bursts; -idle 0 the idle bill and the
-# pings). It takes roughly 2 × -idle plus 40 minutes.
+# Foos, the classic's and ours in each wiring (and ours on up to three pods,
+# BUCKETS set: autoscaled in each wiring, three kept in direct), with the
+# node's CPU by component and our reconciler's requests from the audit log.
+# Brings the one-node cluster up, installs the operator and builds the
+# classic's image if needed, and leaves the cluster in stream wiring
+# (_output/stream-bench). Writes
+# bench/results/<time>-knative/{results.md,results.json}. Flags go to
+# bench/knative (-wakeups 5 -n 1000 -idle 10m -burst 1000 -pairs
+# direct,autoscaled,three-pods,stream,stream-autoscaled; -burst 0 skips the
+# bursts; -idle 0 the idle bill and the pings). It takes roughly 2 × -idle
+# plus 60 minutes.
 set -euo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/cluster/lib.sh"
 cd "$ROOT"

@@ -32,6 +32,7 @@ import (
 	"strings"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/frugal-operator/foo-operator/test/controlplane"
@@ -43,26 +44,32 @@ const reconcilerUser = "system:serviceaccount:" + fooSystem + ":foo-reconciler"
 
 var auditLog = onenode.AuditLog("")
 
-// burstSpec is a side of a burst pair: who reconciles, what, where.
+// burstSpec is a side of a burst pair: who reconciles, what, where, and
+// how many of our reconciler's pods are kept warm meanwhile (min-scale; 0:
+// ours starts from zero, and the classic's burst has it at zero).
 type burstSpec struct {
 	side string
 	kind kind
 	ns   string
+	warm int
 }
 
 // burstResult is what a burst took, in seconds from the first create (0:
 // not reached).
 type burstResult struct {
-	Side                          string      `json:"side"`
-	Pair                          string      `json:"pair"`
-	Order                         int         `json:"order"`
-	Namespace                     string      `json:"namespace"`
-	CreatedSeconds                float64     `json:"createdSeconds"`
-	FirstReconcileAllSeconds      float64     `json:"firstReconcileAllSeconds"`
-	DeploymentsObservedAllSeconds float64     `json:"deploymentsObservedAllSeconds"`
-	ReadyAllSeconds               float64     `json:"readyAllSeconds,omitempty"`
-	CPU                           *burstCPU   `json:"cpu,omitempty"`
-	Audit                         *auditTable `json:"audit,omitempty"`
+	Side                          string  `json:"side"`
+	Pair                          string  `json:"pair"`
+	Order                         int     `json:"order"`
+	Namespace                     string  `json:"namespace"`
+	CreatedSeconds                float64 `json:"createdSeconds"`
+	FirstReconcileAllSeconds      float64 `json:"firstReconcileAllSeconds"`
+	DeploymentsObservedAllSeconds float64 `json:"deploymentsObservedAllSeconds"`
+	ReadyAllSeconds               float64 `json:"readyAllSeconds,omitempty"`
+	// MostPods is the most pods of our reconciler seen at once (sampled
+	// with the milestones), not counting those being deleted.
+	MostPods int         `json:"mostPods,omitempty"`
+	CPU      *burstCPU   `json:"cpu,omitempty"`
+	Audit    *auditTable `json:"audit,omitempty"`
 }
 
 // runBurst times n Foos created at once once the path is ready, then reads
@@ -70,8 +77,11 @@ type burstResult struct {
 func runBurst(ctx context.Context, w wiring, spec burstSpec, pair string, order, n int) (burstResult, error) {
 	res, b := burstResult{Side: spec.side, Pair: pair, Order: order, Namespace: spec.ns}, batch{spec.kind, spec.ns}
 	logf("burst of %d Foos: %s (%s pair, %d of 2)", n, spec.side, pair, order)
-	if err := steps(ctx, b.empty, deploymentsSettled, w.delivers,
-		func(ctx context.Context) error { return atZero(ctx, true, w.reconcilers...) }, deploymentsSettled); err != nil {
+	before := func(ctx context.Context) error { return atZero(ctx, true, w.reconcilers...) }
+	if spec.warm > 0 {
+		before = func(ctx context.Context) error { return warm(ctx, fooReconciler, spec.warm) }
+	}
+	if err := steps(ctx, b.empty, deploymentsSettled, w.delivers, before, deploymentsSettled); err != nil {
 		return res, fmt.Errorf("preparing the burst in %s: %w", spec.ns, err)
 	}
 	offset, err := controlplane.AuditLogEnd(auditLog)
@@ -84,12 +94,50 @@ func runBurst(ctx context.Context, w wiring, spec burstSpec, pair string, order,
 	} else if spec.kind == classicFoo {
 		return res, b.empty(ctx)
 	}
-	if err := atZero(ctx, true, fooReconciler); err != nil { // its last requests are in the log then
+	after := func(ctx context.Context) error { return atZero(ctx, true, fooReconciler) } // its last requests are in the log then
+	if spec.warm > 0 {
+		after = func(ctx context.Context) error { return quiet(ctx, offset) }
+	}
+	if err := after(ctx); err != nil {
 		return res, err
 	}
 	entries, _, err := controlplane.ReadAuditLog(auditLog, offset, reconcilerUser, "")
 	res.Audit = breakdown(entries, start)
 	return res, err
+}
+
+// warm waits until s has n ready pods, none being deleted.
+func warm(ctx context.Context, s knativeService, n int) error {
+	return poll(ctx, 250*time.Millisecond, 5*time.Minute, fmt.Sprintf("%d ready pods of %s", n, s), func(ctx context.Context) (bool, error) {
+		pods, err := podsOf(ctx, s.ns, s.selector())
+		ready := 0
+		for _, p := range pods {
+			if p.DeletionTimestamp == nil && slices.ContainsFunc(p.Status.Conditions, func(c corev1.PodCondition) bool {
+				return c.Type == corev1.PodReady && c.Status == corev1.ConditionTrue
+			}) {
+				ready++
+			}
+		}
+		return err == nil && ready == n, nil
+	})
+}
+
+// quiet waits until our reconciler, its pods kept warm, has made no request
+// but its Leases' for 5 s: its burst is over, and its requests since offset
+// are in the audit log.
+func quiet(ctx context.Context, offset int64) error {
+	return poll(ctx, time.Second, 10*time.Minute, "our reconciler quiet", func(context.Context) (bool, error) {
+		entries, _, err := controlplane.ReadAuditLog(auditLog, offset, reconcilerUser, "")
+		if err != nil {
+			return false, err
+		}
+		for _, e := range slices.Backward(entries) {
+			if e.ObjectRef.Resource != "leases" {
+				return time.Since(e.Received.Time) > 5*time.Second, nil
+			}
+		}
+		return true, nil
+	})
 }
 
 // follow creates the n objects and samples them every half second until
@@ -119,6 +167,13 @@ func (res *burstResult) follow(ctx context.Context, b batch, n int) (time.Time, 
 		p, err := b.progress(ctx)
 		if err != nil {
 			return false, nil // asked again
+		}
+		if b.kind == oursFoo {
+			pods, err := podsOf(ctx, fooReconciler.ns, fooReconciler.selector())
+			if err != nil {
+				return false, nil
+			}
+			res.MostPods = max(res.MostPods, len(slices.DeleteFunc(pods, func(p corev1.Pod) bool { return p.DeletionTimestamp != nil })))
 		}
 		if reach(&res.FirstReconcileAllSeconds, p.objects == n && p.reconciled == n) {
 			if res.CPU, err = cpuSince(ctx, before); err != nil {

@@ -39,6 +39,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 
+	"github.com/frugal-operator/foo-operator/pkg/serverless/buckets"
 	"github.com/frugal-operator/foo-operator/test/onenode"
 )
 
@@ -244,6 +245,57 @@ func deploymentsSettled(ctx context.Context) error {
 		}
 		return true, nil
 	})
+}
+
+// scaleOutPods is the most pods of the scaled-out bursts' reconciler, and
+// scaleOutRole the Leases' Role they need.
+const (
+	scaleOutPods = 3
+	scaleOutRole = "config/scale-out/200-buckets.yaml"
+)
+
+// scaleReconciler is a step that runs the Foo reconciler on least to most
+// pods, as Knative's autoscaler decides between them: with most above one,
+// the Leases' Role and BUCKETS at twice most, as docs/configuration.md
+// says; with most one, as config/ has it, the Role and the Leases gone.
+func scaleReconciler(least, most int) func(context.Context) error {
+	return func(ctx context.Context) error {
+		logf("the Foo reconciler on %d to %d pods", least, most)
+		if most > 1 {
+			if err := kubectl("apply", "-f", scaleOutRole)(ctx); err != nil {
+				return err
+			}
+		}
+		ksvcs := dyn.Resource(schema.GroupVersionResource{Group: "serving.knative.dev", Version: "v1", Resource: "services"}).Namespace(fooSystem)
+		svc, err := ksvcs.Get(ctx, fooReconciler.name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		containers, _, _ := unstructured.NestedSlice(svc.Object, "spec", "template", "spec", "containers")
+		c := containers[0].(map[string]any)
+		env, _, _ := unstructured.NestedSlice(c, "env")
+		env = slices.DeleteFunc(env, func(e any) bool { return e.(map[string]any)["name"] == "BUCKETS" })
+		if most > 1 {
+			env = append(env, map[string]any{"name": "BUCKETS", "value": strconv.Itoa(2 * most)})
+		}
+		c["env"] = env
+		annotations, _, _ := unstructured.NestedStringMap(svc.Object, "spec", "template", "metadata", "annotations")
+		annotations["autoscaling.knative.dev/min-scale"] = strconv.Itoa(least)
+		annotations["autoscaling.knative.dev/max-scale"] = strconv.Itoa(most)
+		err = errors.Join(unstructured.SetNestedSlice(svc.Object, containers, "spec", "template", "spec", "containers"),
+			unstructured.SetNestedStringMap(svc.Object, annotations, "spec", "template", "metadata", "annotations"))
+		if err != nil {
+			return err
+		}
+		if _, err := ksvcs.Update(ctx, svc, metav1.UpdateOptions{}); err != nil {
+			return err
+		}
+		if err := ready(fooSystem, "ksvc/"+fooReconciler.name)(ctx); err != nil || most > 1 {
+			return err
+		}
+		return steps(ctx, kubectl("delete", "--ignore-not-found", "-f", scaleOutRole),
+			kubectl("-n", fooSystem, "delete", "leases", "-l", buckets.LabelKey+"="+fooReconciler.name))
+	}
 }
 
 // kind is a kind of object the bench makes: our Foo, the classic's, or the

@@ -20,10 +20,14 @@ limitations under the License.
 // 400); hack/bench-knative.sh installs both and runs it. In order: the
 // namespaces; wake-ups, from zero and warm; phase 1, the Foo operator alone
 // in direct wiring: N converged Foos of each controller, the idle bill and
-// the resync ping's wake-up (idle.go), then the direct burst pair; phase 2,
+// the resync ping's wake-up (idle.go), then the direct burst pair, the
+// autoscaled one (our reconciler on zero to three pods, config/scale-out's
+// way, beside the classic again) and the three-pods one (three forced);
+// phase 2,
 // the Foo and Bar operators on the shared stream, switched as test/knative's
 // TestBrokerWiring does: the wake-ups again, through the stream, N Bars, the
-// idle bill and the pings again, then the stream burst pair; last, what one more operator costs (cost.go).
+// idle bill and the pings again, then the stream burst pair and its
+// autoscaled one; last, what one more operator costs (cost.go).
 //
 // A burst (burst.go) is -burst Foos created at once in a namespace of its
 // own, once no Deployment waits for the deployment controller, the adapter
@@ -49,11 +53,14 @@ const (
 	nsWake, nsCanaries, nsOurs, nsClassic, nsBars = "bench-wake", "bench-canaries", "bench-ours", "bench-classic", "bench-bars"
 	nsBurstClassic1, nsBurstDirect                = "burst-classic-1", "burst-ours-direct"
 	nsBurstStream, nsBurstClassic2                = "burst-ours-stream", "burst-classic-2"
+	nsBurstScaled, nsBurstClassic3                = "burst-ours-autoscaled", "burst-classic-3"
+	nsBurstForced, nsBurstClassic4                = "burst-ours-three-pods", "burst-classic-4"
+	nsBurstStreamScaled, nsBurstClassic5          = "burst-ours-stream-autoscaled", "burst-classic-5"
 )
 
 var (
-	benchNamespaces = []string{nsWake, nsCanaries, nsOurs, nsClassic, nsBars, nsBurstClassic1, nsBurstDirect, nsBurstStream, nsBurstClassic2}
-	pairNames       = []string{"direct", "stream"}
+	benchNamespaces = []string{nsWake, nsCanaries, nsOurs, nsClassic, nsBars, nsBurstClassic1, nsBurstDirect, nsBurstStream, nsBurstClassic2, nsBurstScaled, nsBurstClassic3, nsBurstForced, nsBurstClassic4, nsBurstStreamScaled, nsBurstClassic5}
+	pairNames       = []string{"direct", "autoscaled", "three-pods", "stream", "stream-autoscaled"}
 )
 
 // results is every figure of a run, as results.json holds it.
@@ -121,7 +128,11 @@ func (r *results) measure(ctx context.Context, idle time.Duration) error {
 			r.Direct, err = measureIdle(ctx, "one operator, direct wiring", idle, directGroups, fooPing)
 			return
 		},
-		r.pair(directWiring, "direct", burstSpec{"classic", classicFoo, nsBurstClassic1}, burstSpec{"ours, direct wiring", oursFoo, nsBurstDirect}),
+		r.pair(directWiring, "direct", burstSpec{"classic", classicFoo, nsBurstClassic1, 0}, burstSpec{"ours, direct wiring", oursFoo, nsBurstDirect, 0}),
+		r.scaledOut("autoscaled", 0, r.pair(directWiring, "autoscaled",
+			burstSpec{fmt.Sprintf("ours, direct wiring, autoscaled to %d pods at most", scaleOutPods), oursFoo, nsBurstScaled, 0}, burstSpec{"classic", classicFoo, nsBurstClassic3, 0})),
+		r.scaledOut("three-pods", scaleOutPods, r.pair(directWiring, "three-pods",
+			burstSpec{"classic", classicFoo, nsBurstClassic4, scaleOutPods}, burstSpec{fmt.Sprintf("ours, direct wiring, %d pods kept", scaleOutPods), oursFoo, nsBurstForced, scaleOutPods})),
 		switchToStream,
 		r.timeWakeUps("shared stream", &r.StreamFromZero, &r.StreamWarm),
 		populate(r.N, batch{bar, nsBars}),
@@ -129,7 +140,9 @@ func (r *results) measure(ctx context.Context, idle time.Duration) error {
 			r.Stream, err = measureIdle(ctx, "two operators, shared stream", idle, streamGroups, fooPing, barPing)
 			return
 		},
-		r.pair(streamWiring, "stream", burstSpec{"ours, shared stream", oursFoo, nsBurstStream}, burstSpec{"classic", classicFoo, nsBurstClassic2}))
+		r.pair(streamWiring, "stream", burstSpec{"ours, shared stream", oursFoo, nsBurstStream, 0}, burstSpec{"classic", classicFoo, nsBurstClassic2, 0}),
+		r.scaledOut("stream-autoscaled", 0, r.pair(streamWiring, "stream-autoscaled",
+			burstSpec{fmt.Sprintf("ours, shared stream, autoscaled to %d pods at most", scaleOutPods), oursFoo, nsBurstStreamScaled, 0}, burstSpec{"classic", classicFoo, nsBurstClassic5, 0})))
 }
 
 // timeWakeUps times Foos created with the reconciler at zero, each followed
@@ -154,6 +167,19 @@ func (r *results) timeWakeUps(wiring string, fromZero, warm *[]float64) func(con
 			*fromZero, *warm = append(*fromZero, cold.Seconds()), append(*warm, w.Seconds())
 		}
 		return nil
+	}
+}
+
+// scaledOut runs the step with the Foo reconciler scaled out, if the run
+// makes the pair named name: on least to scaleOutPods pods as Knative's
+// autoscaler decides, the keys shared through Leases (config/scale-out,
+// BUCKETS); then back to zero to one pod, as config/ has it.
+func (r *results) scaledOut(name string, least int, step func(context.Context) error) func(context.Context) error {
+	return func(ctx context.Context) error {
+		if r.Burst == 0 || !slices.Contains(r.Pairs, name) {
+			return nil
+		}
+		return errors.Join(steps(ctx, scaleReconciler(least, scaleOutPods), step), scaleReconciler(0, 1)(ctx))
 	}
 }
 

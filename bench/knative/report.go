@@ -182,18 +182,25 @@ func bursts(b *strings.Builder, r *results) {
 	if len(r.Bursts) == 0 {
 		return
 	}
+	podsHead, podsRule := "", "" // runs before the autoscaled pair counted no pods
+	if slices.ContainsFunc(r.Bursts, func(res burstResult) bool { return res.MostPods > 0 }) {
+		podsHead, podsRule = " most reconciler pods at once |", "---:|"
+	}
 	fmt.Fprintf(b, "## Bursts of %d Foos\n\nEach in a fresh namespace, once every Deployment of the bench is observed, the adapter delivers "+
-		"(a canary Foo) and our reconciler is at zero, its pods gone. Seconds from the first create; first reconcile: ours, its status of "+
+		"(a canary Foo) and our reconciler is at zero, its pods gone (with pods kept, that many ready). Seconds from the first create; first reconcile: ours, its status of "+
 		"its generation; the classic's, its Deployment made and a status; observed: the Deployment's status of its generation. The "+
 		"classic's Foos are deleted once timed: it resyncs every Foo every 30 s.\n\n| burst | order in its pair | all created | "+
-		"first reconcile of every Foo | every Deployment observed | every Foo Ready |\n|---|---|---:|---:|---:|---:|\n", r.Burst)
+		"first reconcile of every Foo | every Deployment observed | every Foo Ready |%s\n|---|---|---:|---:|---:|---:|%s\n", r.Burst, podsHead, podsRule)
 	for _, res := range sortedBursts(r, false) {
-		ready := "—" // the classic's Foos have no Ready condition
+		ready, pods := "—", " 1, always on |" // the classic's Foos have no Ready condition
 		if !strings.HasPrefix(res.Side, "classic") {
-			ready = seconds(res.ReadyAllSeconds)
+			ready, pods = seconds(res.ReadyAllSeconds), fmt.Sprintf(" %d |", res.MostPods)
 		}
-		fmt.Fprintf(b, "| %s (%s) | %s of 2, %s pair | %s | %s | %s | %s |\n", res.Side, res.Namespace, []string{"", "1st", "2nd"}[res.Order], res.Pair,
-			seconds(res.CreatedSeconds), seconds(res.FirstReconcileAllSeconds), seconds(res.DeploymentsObservedAllSeconds), ready)
+		if podsHead == "" {
+			pods = ""
+		}
+		fmt.Fprintf(b, "| %s (%s) | %s of 2, %s pair | %s | %s | %s | %s |%s\n", res.Side, res.Namespace, []string{"", "1st", "2nd"}[res.Order], res.Pair,
+			seconds(res.CreatedSeconds), seconds(res.FirstReconcileAllSeconds), seconds(res.DeploymentsObservedAllSeconds), ready, pods)
 	}
 	b.WriteString("\n")
 }
@@ -248,7 +255,7 @@ func auditTables(b *strings.Builder, r *results) {
 	for i, res := range audited {
 		if i == 0 {
 			fmt.Fprintf(b, "## Our reconciler's requests during its bursts (audit log)\n\nRequests of %s from the burst's first create "+
-				"until the reconciler's pod was gone, by verb and resource; seconds from the first create, when the API server received the "+
+				"until the reconciler's pods were gone (with pods kept, until 5 s after its last request but its Leases'), by verb and resource; seconds from the first create, when the API server received the "+
 				"first and the last (results.json has them by second).\n\n| burst | requests | per Foo | by verb and resource | seconds |\n"+
 				"|---|---:|---:|---|---|\n", reconcilerUser)
 		}
