@@ -538,3 +538,18 @@ func parseProcNetAddr(s string) (*net.TCPAddr, error) {
 	}
 	return &net.TCPAddr{IP: net.IP(raw), Port: int(port)}, nil
 }
+
+// An offset past the audit log's end (the log rotated since) is an error
+// that says so, not a panic nor an empty read.
+func TestReadAuditLogPastItsEnd(t *testing.T) {
+	log := filepath.Join(t.TempDir(), "audit.log")
+	if err := os.WriteFile(log, []byte(`{"stage":"ResponseComplete"}`+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := ReadAuditLog(log, 1000, "", ""); err == nil || !strings.Contains(err.Error(), "rotated") {
+		t.Errorf("reading from past the end: %v; want an error that the log was rotated", err)
+	}
+	if _, end, err := ReadAuditLog(log, 0, "", ""); err != nil || end != 29 {
+		t.Errorf("reading from 0: end %d, %v; want 29, nil", end, err)
+	}
+}
