@@ -123,7 +123,7 @@ func (r *resyncs) atStart(ctx context.Context) {
 
 // forTakeovers runs a resync each time the Spread takes keys over from a
 // process that crashed, until ctx is done. Nobody waits for these
-// reconciles; the keys other processes hold are skipped.
+// reconciles; only the keys this process holds are enqueued.
 func (r *resyncs) forTakeovers(ctx context.Context) {
 	logger := logging.FromContext(ctx)
 	for {
@@ -137,20 +137,21 @@ func (r *resyncs) forTakeovers(ctx context.Context) {
 			logger.Warnw("Failed to list for a takeover's resync; the next ping resync covers it", zap.Error(err))
 			continue
 		}
-		for _, k := range keys {
-			if _, local := r.spread.Route(k.String()); local {
-				r.impl.EnqueueSlowKey(k)
-			}
+		for _, k := range r.held(keys) {
+			r.impl.EnqueueSlowKey(k)
 		}
 		logger.Infow("Took over keys from a process that crashed: resync enqueued", zap.Int("keys", len(keys)))
 	}
 }
 
 // forBursts runs a resync for each burst of creations or changes (see
-// package burst), until ctx is done, and enqueues its keys; the next burst's resync
-// waits until they are reconciled (or AckDeadline passed): until then, a
-// resync would list the same keys again. Nobody else waits for these
-// reconciles; if the list fails, the events' own keys still run theirs.
+// package burst), until ctx is done, and enqueues its keys that this
+// process holds; the next burst's resync waits until they are reconciled
+// (or AckDeadline passed): until then, a resync would list the same keys
+// again. A key held elsewhere is that process's to resync: awaited here, it
+// would be skipped at once and end the wait, and each process would list
+// again every Window. Nobody else waits for these reconciles; if the list
+// fails, the events' own keys still run theirs.
 func (r *resyncs) forBursts(ctx context.Context) {
 	logger := logging.FromContext(ctx)
 	var namespaces []string
@@ -166,6 +167,7 @@ func (r *resyncs) forBursts(ctx context.Context) {
 			logger.Warnw("Failed to list for a burst's resync", zap.Error(err))
 			continue
 		}
+		keys = r.held(keys)
 		awaited := r.completion.Await(keys)
 		for _, k := range keys {
 			r.impl.EnqueueSlowKey(k)
@@ -177,4 +179,18 @@ func (r *resyncs) forBursts(ctx context.Context) {
 		awaited.Stop()
 		r.counter.Done(time.Now())
 	}
+}
+
+// held returns the keys this process holds: all of them without a Spread.
+func (r *resyncs) held(keys []types.NamespacedName) []types.NamespacedName {
+	if r.spread == nil {
+		return keys
+	}
+	var held []types.NamespacedName
+	for _, k := range keys {
+		if _, local := r.spread.Route(k.String()); local {
+			held = append(held, k)
+		}
+	}
+	return held
 }

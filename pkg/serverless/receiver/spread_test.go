@@ -19,6 +19,7 @@ package receiver
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"strings"
 	"sync"
@@ -27,6 +28,8 @@ import (
 
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
+
+	"github.com/frugal-operator/foo-operator/pkg/serverless/receiver/internal/burst"
 )
 
 // world is who holds which key, as a fake Spread of each process sees it.
@@ -39,10 +42,12 @@ type world struct {
 	stale map[[2]string]string
 	// takenOver is every process's Spread.TakenOver.
 	takenOver chan struct{}
+	// entered counts each process's Spread.Enter of each key.
+	entered map[[2]string]int
 }
 
 func newWorld() *world {
-	return &world{holder: map[string]string{}, addr: map[string]string{}, stale: map[[2]string]string{}, takenOver: make(chan struct{})}
+	return &world{holder: map[string]string{}, addr: map[string]string{}, stale: map[[2]string]string{}, takenOver: make(chan struct{}), entered: map[[2]string]int{}}
 }
 
 func (w *world) hold(key, process string) {
@@ -60,7 +65,14 @@ type view struct {
 func (v view) Enter(key string) (func(), bool) {
 	v.w.mu.Lock()
 	defer v.w.mu.Unlock()
+	v.w.entered[[2]string{v.me, key}]++
 	return func() {}, v.w.holder[key] == v.me
+}
+
+func (w *world) enteredIn(process, key string) int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.entered[[2]string{process, key}]
 }
 
 func (v view) Route(key string) (string, bool) {
@@ -202,6 +214,51 @@ func TestATakeoverResyncsTheKeysTakenOver(t *testing.T) {
 	}
 	if got := p0.rec.callsOf("a/two"); got != 0 {
 		t.Errorf("a/two, held elsewhere, was reconciled %d times", got)
+	}
+}
+
+// A burst's resync reconciles, and waits for, the keys this process holds:
+// a key held elsewhere, skipped here, would end the wait at once, and the
+// next burst would list everything again.
+func TestABurstsResyncWaitsForTheKeysHeldHere(t *testing.T) {
+	w := newWorld()
+	here, elsewhere := types.NamespacedName{Namespace: "ns", Name: "here"}, types.NamespacedName{Namespace: "ns", Name: "elsewhere"}
+	w.hold(here.String(), "p0")
+	w.hold(elsewhere.String(), "p1")
+	release := make(chan struct{})
+	rec := newFakeReconciler(func(ctx context.Context, key string) error {
+		if key == here.String() {
+			<-release
+		}
+		return nil
+	})
+	ts := startServerListing(t, rec, Options{Spread: view{w: w, me: "p0"}},
+		func(_ context.Context, namespaces ...string) ([]types.NamespacedName, []types.NamespacedName, error) {
+			if len(namespaces) == 0 { // the cold start's: each process held every key then
+				return nil, nil, nil
+			}
+			return []types.NamespacedName{elsewhere, here}, nil, nil
+		})
+	for i := range burst.Owners {
+		key := fmt.Sprint("ns/k", i)
+		w.hold(key, "p0")
+		if r := send(t, ts.url, fooResourceEvent("add", "ns", fmt.Sprint("k", i)), false); r.code != http.StatusOK {
+			t.Fatalf("creation %d answered %d, want 200", i, r.code)
+		}
+	}
+	if err := wait.PollUntilContextTimeout(context.Background(), 10*time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
+		return rec.callsOf(here.String()) > 0, nil
+	}); err != nil {
+		t.Fatal("the burst's resync did not reconcile the key held here")
+	}
+	close(release)
+	if err := wait.PollUntilContextTimeout(context.Background(), 10*time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
+		return !ts.srv.resyncs.counter.Running(), nil
+	}); err != nil {
+		t.Fatal("the burst's resync did not end once the key held here was reconciled")
+	}
+	if n := w.enteredIn("p0", elsewhere.String()); n != 0 {
+		t.Errorf("the burst's resync tried %s, held elsewhere, %d times; want 0", elsewhere, n)
 	}
 }
 
