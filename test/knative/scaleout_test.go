@@ -30,13 +30,12 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/util/retry"
-	"knative.dev/pkg/ptr"
 
 	"github.com/frugal-operator/foo-operator/pkg/reconciler/foo"
 	"github.com/frugal-operator/foo-operator/pkg/serverless/buckets"
 	"github.com/frugal-operator/foo-operator/test/clustertest"
 	"github.com/frugal-operator/foo-operator/test/controlplane"
+	"github.com/frugal-operator/foo-operator/test/localenv"
 )
 
 // 11. Three reconciler pods on real Knative (config/scale-out applied,
@@ -168,20 +167,8 @@ func changesInARow(t *testing.T, ns string, n int) {
 	errs := make(chan error, n)
 	for i := range n {
 		wg.Go(func() {
-			for _, replicas := range changes {
-				err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
-					f, err := foos.SamplecontrollerV1alpha1().Foos(ns).Get(ctx, fmt.Sprintf("foo-%04d", i), metav1.GetOptions{})
-					if err != nil {
-						return err
-					}
-					f.Spec.Replicas = ptr.Int32(replicas)
-					_, err = foos.SamplecontrollerV1alpha1().Foos(ns).Update(ctx, f, metav1.UpdateOptions{})
-					return err
-				})
-				if err != nil {
-					errs <- err
-					return
-				}
+			if err := localenv.SetReplicas(ctx, foos, ns, fmt.Sprintf("foo-%04d", i), changes...); err != nil {
+				errs <- err
 			}
 		})
 	}

@@ -22,6 +22,8 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/util/retry"
+	"knative.dev/pkg/ptr"
 
 	samplesv1alpha1 "github.com/frugal-operator/foo-operator/pkg/apis/samplecontroller/v1alpha1"
 	"github.com/frugal-operator/foo-operator/pkg/client/clientset/versioned"
@@ -61,4 +63,25 @@ func Converged(ctx context.Context, kube kubernetes.Interface, foos versioned.In
 		return false, fmt.Sprintf("%d deployments for %d Foos", len(deps.Items), n)
 	}
 	return done == n, fmt.Sprintf("%d of %d Foos converged (%d deployments)", done, n, len(deps.Items))
+}
+
+// SetReplicas sets the replicas of Foo ns/name to each of replicas in
+// turn, one update each, as a user changing it several times in a row
+// would; a conflict (a status update in between) is retried on a fresh read.
+func SetReplicas(ctx context.Context, foos versioned.Interface, ns, name string, replicas ...int32) error {
+	for _, r := range replicas {
+		err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+			f, err := foos.SamplecontrollerV1alpha1().Foos(ns).Get(ctx, name, metav1.GetOptions{})
+			if err != nil {
+				return err
+			}
+			f.Spec.Replicas = ptr.Int32(r)
+			_, err = foos.SamplecontrollerV1alpha1().Foos(ns).Update(ctx, f, metav1.UpdateOptions{})
+			return err
+		})
+		if err != nil {
+			return fmt.Errorf("setting %s/%s's replicas to %d: %w", ns, name, r, err)
+		}
+	}
+	return nil
 }

@@ -29,7 +29,6 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/util/retry"
 	"knative.dev/pkg/ptr"
 
 	samplesv1alpha1 "github.com/frugal-operator/foo-operator/pkg/apis/samplecontroller/v1alpha1"
@@ -219,7 +218,8 @@ func TestABurstIsSharedAndEachDeploymentMadeOnce(t *testing.T) {
 
 func TestChangesInARowEndAtTheLastSpec(t *testing.T) {
 	ns := namespace(t)
-	const n, changes = 100, 5
+	const n = 100
+	changes := []int32{3, 4, 5, 6, 7}
 	createFoos(t, ns, n, nil)
 	clustertest.Eventually(t, 3*time.Minute, "every Foo converges", converged(ns, n))
 	from := auditEnd(t)
@@ -227,20 +227,8 @@ func TestChangesInARowEndAtTheLastSpec(t *testing.T) {
 	errs := make(chan error, n)
 	for i := range n {
 		wg.Go(func() {
-			for c := range changes {
-				err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
-					f, err := env.Foos.SamplecontrollerV1alpha1().Foos(ns).Get(context.Background(), fmt.Sprintf("foo-%04d", i), metav1.GetOptions{})
-					if err != nil {
-						return err
-					}
-					f.Spec.Replicas = ptr.Int32(int32(3 + c))
-					_, err = env.Foos.SamplecontrollerV1alpha1().Foos(ns).Update(context.Background(), f, metav1.UpdateOptions{})
-					return err
-				})
-				if err != nil {
-					errs <- err
-					return
-				}
+			if err := localenv.SetReplicas(context.Background(), env.Foos, ns, fmt.Sprintf("foo-%04d", i), changes...); err != nil {
+				errs <- err
 			}
 		})
 	}
@@ -258,7 +246,7 @@ func TestChangesInARowEndAtTheLastSpec(t *testing.T) {
 			return false, err.Error()
 		}
 		for _, d := range deps.Items {
-			if *d.Spec.Replicas != 3+changes-1 {
+			if *d.Spec.Replicas != changes[len(changes)-1] {
 				return false, fmt.Sprintf("%s has %d replicas", d.Name, *d.Spec.Replicas)
 			}
 		}
@@ -266,7 +254,7 @@ func TestChangesInARowEndAtTheLastSpec(t *testing.T) {
 	})
 	// Conflicts there may be: a status update races the next change.
 	w := writesIn(t, ns, from)
-	t.Logf("%d Foos changed %d times: %+v", n, changes, w)
+	t.Logf("%d Foos changed %d times: %+v", n, len(changes), w)
 	if w.deploymentCreates != 0 || w.alreadyExists != 0 {
 		t.Errorf("writes %+v; want no creates, no AlreadyExists", w)
 	}
