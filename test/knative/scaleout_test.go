@@ -127,12 +127,12 @@ func TestThreePodsShareABurst(t *testing.T) {
 
 	w := writesIn(t, ns, from)
 	t.Logf("the reconcilers' writes: %+v", w)
-	if w.deploymentCreates != n || w.alreadyExists != 0 || w.conflicts != 0 {
+	if w.DeploymentCreates != n || w.AlreadyExists != 0 || w.Conflicts != 0 {
 		t.Errorf("want %d Deployments created, no AlreadyExists, no update conflicts", n)
 	}
 	for name, ip := range running {
-		t.Logf("pod %s (%s) created %d of the Deployments", name, ip, w.createsBy[ip])
-		if w.createsBy[ip] == 0 {
+		t.Logf("pod %s (%s) created %d of the Deployments", name, ip, w.CreatesBy[ip])
+		if w.CreatesBy[ip] == 0 {
 			t.Errorf("pod %s created none of the Deployments", name)
 		}
 	}
@@ -200,41 +200,20 @@ func changesInARow(t *testing.T, ns string, n int) {
 	// Update conflicts there may be: a status update races the next change.
 	t.Logf("%d Foos changed %d times in a row, all Ready %v after the first change; the reconcilers' writes: %+v",
 		n, len(changes), time.Since(start).Round(time.Millisecond), w)
-	if w.deploymentCreates != 0 || w.alreadyExists != 0 {
+	if w.DeploymentCreates != 0 || w.AlreadyExists != 0 {
 		t.Error("want no Deployment created, no AlreadyExists")
 	}
 }
 
-// writes counts the reconcilers' writes in namespace ns since offset from
-// of the audit log: Deployments created (in all, and by source IP),
-// AlreadyExists answers and update conflicts.
-type writes struct {
-	deploymentCreates, alreadyExists, conflicts int
-	createsBy                                   map[string]int
-}
-
-func writesIn(t *testing.T, ns string, from int64) writes {
+// writesIn counts the reconcilers' writes in ns since offset from of the
+// audit log.
+func writesIn(t *testing.T, ns string, from int64) localenv.Writes {
 	t.Helper()
 	events, _, err := controlplane.ReadAuditLog(auditLog, from, "system:serviceaccount:"+system+":foo-reconciler", foo.AgentName)
 	if err != nil {
 		t.Fatal(err)
 	}
-	w := writes{createsBy: map[string]int{}}
-	for _, e := range events {
-		if e.ObjectRef.Namespace != ns || e.ResponseStatus == nil {
-			continue
-		}
-		switch code := e.ResponseStatus.Code; {
-		case e.Verb == "create" && e.ObjectRef.Resource == "deployments" && code == 201:
-			w.deploymentCreates++
-			w.createsBy[e.SourceIPs[0]]++
-		case e.Verb == "create" && code == 409:
-			w.alreadyExists++
-		case (e.Verb == "update" || e.Verb == "patch") && code == 409:
-			w.conflicts++
-		}
-	}
-	return w
+	return localenv.WritesIn(events, ns)
 }
 
 // readyPods are the reconciler's ready pods that are not being deleted,

@@ -27,6 +27,7 @@ import (
 
 	samplesv1alpha1 "github.com/frugal-operator/foo-operator/pkg/apis/samplecontroller/v1alpha1"
 	"github.com/frugal-operator/foo-operator/pkg/client/clientset/versioned"
+	"github.com/frugal-operator/foo-operator/test/controlplane"
 )
 
 // Converged reports, on any cluster, whether ns holds n Foos, each with
@@ -84,4 +85,34 @@ func SetReplicas(ctx context.Context, foos versioned.Interface, ns, name string,
 		}
 	}
 	return nil
+}
+
+// Writes counts, of the audit events given, the writes in namespace ns
+// that tell whether each Deployment was made once: Deployments created (in
+// all, and by the sender's IP), AlreadyExists answers and update conflicts.
+type Writes struct {
+	DeploymentCreates, AlreadyExists, Conflicts int
+	CreatesBy                                   map[string]int
+}
+
+// WritesIn counts the Writes of events in ns.
+func WritesIn(events []controlplane.AuditEvent, ns string) Writes {
+	w := Writes{CreatesBy: map[string]int{}}
+	for _, e := range events {
+		if e.ObjectRef.Namespace != ns || e.ResponseStatus == nil {
+			continue
+		}
+		switch code := e.ResponseStatus.Code; {
+		case e.Verb == "create" && e.ObjectRef.Resource == "deployments" && code == 201:
+			w.DeploymentCreates++
+			if len(e.SourceIPs) > 0 {
+				w.CreatesBy[e.SourceIPs[0]]++
+			}
+		case e.Verb == "create" && code == 409:
+			w.AlreadyExists++
+		case (e.Verb == "update" || e.Verb == "patch") && code == 409:
+			w.Conflicts++
+		}
+	}
+	return w
 }

@@ -87,34 +87,15 @@ func converged(ns string, n int) func(ctx context.Context) (bool, string) {
 	return func(ctx context.Context) (bool, string) { return localenv.Converged(ctx, env.Kube, env.Foos, ns, n) }
 }
 
-// writes counts the reconciler's writes in ns since the audit log's offset
-// from, as the audit log recorded them.
-type writes struct {
-	deploymentCreates, alreadyExists, conflicts int
-}
-
-func writesIn(t *testing.T, ns string, from int64) writes {
+// writesIn counts the reconciler's writes in ns since the audit log's
+// offset from.
+func writesIn(t *testing.T, ns string, from int64) localenv.Writes {
 	t.Helper()
 	events, _, err := env.CP.AuditEvents(from, reconcilerUser, foo.AgentName)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var w writes
-	for _, e := range events {
-		if e.ObjectRef.Namespace != ns || e.ResponseStatus == nil {
-			continue
-		}
-		code := e.ResponseStatus.Code
-		switch {
-		case e.Verb == "create" && e.ObjectRef.Resource == "deployments" && code == 201:
-			w.deploymentCreates++
-		case e.Verb == "create" && code == 409:
-			w.alreadyExists++
-		case (e.Verb == "update" || e.Verb == "patch") && code == 409:
-			w.conflicts++
-		}
-	}
-	return w
+	return localenv.WritesIn(events, ns)
 }
 
 func auditEnd(t *testing.T) int64 {
@@ -204,7 +185,7 @@ func TestABurstIsSharedAndEachDeploymentMadeOnce(t *testing.T) {
 	clustertest.Eventually(t, 3*time.Minute, "every Foo converges", converged(ns, n))
 	w := writesIn(t, ns, from)
 	t.Logf("%d Foos: %+v", n, w)
-	if w.deploymentCreates != n || w.alreadyExists != 0 || w.conflicts != 0 {
+	if w.DeploymentCreates != n || w.AlreadyExists != 0 || w.Conflicts != 0 {
 		t.Errorf("writes %+v; want %d Deployments created, no AlreadyExists, no conflicts", w, n)
 	}
 	by := checkOneAtATime(t, ns)
@@ -255,7 +236,7 @@ func TestChangesInARowEndAtTheLastSpec(t *testing.T) {
 	// Conflicts there may be: a status update races the next change.
 	w := writesIn(t, ns, from)
 	t.Logf("%d Foos changed %d times: %+v", n, len(changes), w)
-	if w.deploymentCreates != 0 || w.alreadyExists != 0 {
+	if w.DeploymentCreates != 0 || w.AlreadyExists != 0 {
 		t.Errorf("writes %+v; want no creates, no AlreadyExists", w)
 	}
 	t.Logf("keys reconciled, by process: %v", checkOneAtATime(t, ns))
@@ -286,7 +267,7 @@ func TestAProcessGoneMidBurstLosesNothing(t *testing.T) {
 			})
 			clustertest.Eventually(t, 3*time.Minute, "every Foo converges", converged(ns, n))
 			t.Logf("every Foo converged %v after a process was %s", time.Since(goneAt).Round(time.Millisecond), how)
-			if w := writesIn(t, ns, from); w.deploymentCreates != n || w.alreadyExists != 0 {
+			if w := writesIn(t, ns, from); w.DeploymentCreates != n || w.AlreadyExists != 0 {
 				t.Errorf("writes %+v; want %d Deployments created, no AlreadyExists", w, n)
 			}
 			checkOneAtATime(t, ns)
