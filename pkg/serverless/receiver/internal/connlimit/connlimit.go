@@ -89,27 +89,45 @@ func New(ln net.Listener, max int) *Listener {
 }
 
 // Accept returns the next connection once there is room for it; while
-// draining, the next one queued, or ErrDrained once none has arrived for
-// drainQuiet, or drainLongest has passed.
+// draining, the next one queued, or ErrDrained once the kernel's queue is
+// empty and none has arrived for drainQuiet, or drainLongest has passed.
 func (l *Listener) Accept() (net.Conn, error) {
-	l.mu.Lock()
-	if l.draining {
-		deadline := time.Now().Add(drainQuiet)
-		if deadline.After(l.drainEnd) {
-			deadline = l.drainEnd
-		}
-		l.setDeadline(deadline)
-	}
-	l.mu.Unlock()
-	c, err := l.Listener.Accept()
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if err != nil {
+	for {
+		l.mu.Lock()
 		if l.draining {
-			return nil, ErrDrained
+			// A connection queued is taken however late Accept looks (the
+			// process may be busy): closed unaccepted, the listener would
+			// reset it under its sender.
+			deadline := l.drainEnd
+			if quiet := time.Now().Add(drainQuiet); quiet.Before(deadline) && !queued(l.Listener) {
+				deadline = quiet
+			}
+			l.setDeadline(deadline)
 		}
-		return nil, err
+		l.mu.Unlock()
+		c, err := l.Listener.Accept()
+		l.mu.Lock()
+		if err == nil {
+			l.admit(c)
+			l.mu.Unlock()
+			return c, nil
+		}
+		draining := l.draining
+		again := draining && time.Now().Before(l.drainEnd) && queued(l.Listener) // came as the deadline passed
+		l.mu.Unlock()
+		switch {
+		case again:
+		case draining:
+			return nil, ErrDrained
+		default:
+			return nil, err
+		}
 	}
+}
+
+// admit waits, unless draining, for room for c, and tracks it; l.mu is
+// held.
+func (l *Listener) admit(c net.Conn) {
 	for len(l.conns) >= l.max && !l.draining {
 		victim, retry := l.idlest(time.Now())
 		if victim != nil {
@@ -120,7 +138,6 @@ func (l *Listener) Accept() (net.Conn, error) {
 		l.waitAtMost(retry) // a new connection may be silent: look again then
 	}
 	l.conns[c] = &connState{idle: true, fresh: true, since: time.Now()}
-	return c, nil
 }
 
 // While draining, Accept waits drainQuiet for one more connection, and

@@ -209,3 +209,48 @@ func TestAConnectionHoldingARequestIsNotTakenForSilent(t *testing.T) {
 		t.Errorf("idlest = %v with a request unread in it, want none", v)
 	}
 }
+
+// late is a listener whose process is too busy to look at its queue before
+// a drain's quiet has passed.
+type late struct{ *net.TCPListener }
+
+func (l late) Accept() (net.Conn, error) {
+	time.Sleep(3 * drainQuiet)
+	return l.TCPListener.Accept()
+}
+
+// A drain takes every connection the kernel queued, even when Accept looks
+// after its deadline: closed unaccepted, they would be reset under their
+// senders, their requests unanswered.
+func TestADrainTakesWhatTheKernelQueuedEvenWhenLate(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := New(late{ln.(*net.TCPListener)}, 10)
+	defer l.Close()
+	const queued = 5
+	for range queued {
+		c, err := net.Dial("tcp", ln.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+	}
+	l.Drain()
+	accepted := 0
+	for {
+		c, err := l.Accept()
+		if errors.Is(err, ErrDrained) {
+			break
+		}
+		if err != nil {
+			t.Fatal("Accept() =", err)
+		}
+		c.Close()
+		accepted++
+	}
+	if accepted != queued {
+		t.Errorf("the drain accepted %d of the %d connections queued", accepted, queued)
+	}
+}

@@ -39,3 +39,24 @@ func pending(c net.Conn) bool {
 	_ = rc.Control(func(fd uintptr) { n, _ = unix.IoctlGetInt(int(fd), unix.TIOCINQ) })
 	return n > 0
 }
+
+// queued tells whether the kernel holds connections that ln has yet to
+// accept: for a listening socket, TCP_INFO's unacked is its accept
+// queue's length (tcp_get_info in Linux's net/ipv4/tcp.c).
+func queued(ln net.Listener) bool {
+	sc, ok := ln.(syscall.Conn)
+	if !ok {
+		return false
+	}
+	rc, err := sc.SyscallConn()
+	if err != nil {
+		return false
+	}
+	var n uint32
+	_ = rc.Control(func(fd uintptr) {
+		if info, err := unix.GetsockoptTCPInfo(int(fd), unix.IPPROTO_TCP, unix.TCP_INFO); err == nil {
+			n = info.Unacked
+		}
+	})
+	return n > 0
+}

@@ -23,3 +23,5 @@ import "net"
 // pending is false where the bytes a connection holds cannot be counted:
 // its state alone decides.
 func pending(net.Conn) bool { return false }
+
+func queued(net.Listener) bool { return false }
