@@ -19,6 +19,7 @@ package receiver
 import (
 	"context"
 	"slices"
+	"strings"
 	"time"
 
 	"go.uber.org/zap"
@@ -28,7 +29,6 @@ import (
 	"knative.dev/pkg/logging"
 
 	"github.com/frugal-operator/foo-operator/pkg/serverless/receiver/internal/burst"
-	"github.com/frugal-operator/foo-operator/pkg/serverless/receiver/internal/completion"
 )
 
 // KeyLister returns the keys a resync reconciles (work): every key that may
@@ -44,29 +44,47 @@ type KeyLister func(ctx context.Context, namespaces ...string) (work, refused []
 // burst). Each lists the keys through the KeyLister and enqueues them in the
 // slow lane, behind events.
 type resyncs struct {
-	lister     KeyLister
-	decoder    *Decoder
-	impl       *controller.Impl
-	completion *completion.Tracker
-	metrics    *instruments
+	lister  KeyLister
+	decoder *Decoder
+	impl    *controller.Impl
+	metrics *instruments
 	// deadline bounds the wait for a burst's resync's reconciles, and for
 	// the Spread to settle at a cold start.
 	deadline time.Duration
 	// spread, if set, shares the keys with other processes (Options.Spread).
 	spread Spread
+	// settle reconciles keys wherever each is held (Server.settle).
+	settle func(ctx context.Context, auth string, keys []types.NamespacedName, slow bool) error
 
 	counter burst.Counter
-	// bursts carries each burst's namespaces (none: every namespace) to
-	// forBursts; never full: one burst's resync at a time.
-	bursts chan []string
+	// bursts carries each burst to forBursts; never full: one burst's
+	// resync at a time.
+	bursts chan aBurst
 }
 
-// saw counts a creation or a change in namespace ns, and asks forBursts for
-// a resync when they are a burst.
-func (r *resyncs) saw(ns string) {
+// aBurst is what a burst's resync needs to know.
+type aBurst struct {
+	// namespaces to list; none: every namespace.
+	namespaces []string
+	// auth is the Authorization of the event that made it a burst: the
+	// resync sends keys held elsewhere on with it.
+	auth string
+}
+
+// saw counts a creation or a change in namespace ns, told by an event sent
+// with Authorization auth, and asks forBursts for a resync when they are a
+// burst.
+func (r *resyncs) saw(ns, auth string) {
 	if start, namespaces := r.counter.Saw(time.Now(), ns); start {
-		r.bursts <- namespaces
+		r.bursts <- aBurst{namespaces: namespaces, auth: auth}
 	}
+}
+
+// burstResyncKey is the key whose holder runs the resync of a burst in
+// namespaces, with a Spread: every process that a burst's events reach
+// counts a burst, and only one lists.
+func burstResyncKey(namespaces []string) string {
+	return "burst-resync/" + strings.Join(namespaces, ",")
 }
 
 // list asks the KeyLister for the keys a resync reconciles, of
@@ -145,38 +163,39 @@ func (r *resyncs) forTakeovers(ctx context.Context) {
 }
 
 // forBursts runs a resync for each burst of creations or changes (see
-// package burst), until ctx is done, and enqueues its keys that this
-// process holds; the next burst's resync waits until they are reconciled
-// (or AckDeadline passed): until then, a resync would list the same keys
-// again. A key held elsewhere is that process's to resync: awaited here, it
-// would be skipped at once and end the wait, and each process would list
-// again every Window. Nobody else waits for these reconciles; if the list
-// fails, the events' own keys still run theirs.
+// package burst), until ctx is done: it lists the burst's namespaces and
+// reconciles their keys, each where it is held; the next burst's resync
+// waits until they are reconciled (or AckDeadline passed): until then, a
+// resync would list the same keys again. With a Spread, the resync runs in
+// the process that holds burstResyncKey, the others only count: one LIST
+// per burst, not one per process. Nobody else waits for these reconciles;
+// if the list fails, the events' own keys still run theirs.
 func (r *resyncs) forBursts(ctx context.Context) {
 	logger := logging.FromContext(ctx)
-	var namespaces []string
+	var b aBurst
 	for {
 		select {
 		case <-ctx.Done():
 			return
-		case namespaces = <-r.bursts:
+		case b = <-r.bursts:
 		}
-		keys, err := r.list(ctx, "burst", namespaces...)
+		if r.spread != nil {
+			if _, local := r.spread.Route(burstResyncKey(b.namespaces)); !local {
+				logger.Debugw("Burst resync left to the holder of its key", zap.Strings("namespaces", b.namespaces))
+				r.counter.Done(time.Now())
+				continue
+			}
+		}
+		keys, err := r.list(ctx, "burst", b.namespaces...)
 		if err != nil {
 			r.counter.Done(time.Now())
 			logger.Warnw("Failed to list for a burst's resync", zap.Error(err))
 			continue
 		}
-		keys = r.held(keys)
-		awaited := r.completion.Await(keys)
-		for _, k := range keys {
-			r.impl.EnqueueSlowKey(k)
-		}
-		logger.Infow("Burst resync enqueued", zap.Int("keys", len(keys)), zap.Strings("namespaces", namespaces))
+		logger.Infow("Burst resync", zap.Int("keys", len(keys)), zap.Strings("namespaces", b.namespaces))
 		waitCtx, cancel := context.WithTimeout(ctx, r.deadline)
-		_ = awaited.Wait(waitCtx) // a key failing, or the deadline: the next burst may resync
+		_ = r.settle(waitCtx, b.auth, keys, true) // a key failing, or the deadline: the next burst may resync
 		cancel()
-		awaited.Stop()
 		r.counter.Done(time.Now())
 	}
 }

@@ -203,10 +203,11 @@ func New(ctx context.Context, rec controller.Reconciler, decoder *Decoder, resyn
 		WorkQueueName: opts.Name,
 		Logger:        logging.FromContext(ctx),
 	})
-	return &Server{opts: opts, impl: impl, completion: o, decoder: decoder, forwarder: &http.Client{},
-		intake: newIntake(decoder, opts.MaxInflightEvents, opts.MaxBodyBytes, opts.MaxInflightBytes, opts.AckDeadline), metrics: metrics,
-		resyncs: &resyncs{lister: resync, decoder: decoder, impl: impl, completion: o, metrics: metrics,
-			deadline: opts.AckDeadline, spread: opts.Spread, bursts: make(chan []string, 1)}}
+	s := &Server{opts: opts, impl: impl, completion: o, decoder: decoder, forwarder: &http.Client{},
+		intake: newIntake(decoder, opts.MaxInflightEvents, opts.MaxBodyBytes, opts.MaxInflightBytes, opts.AckDeadline), metrics: metrics}
+	s.resyncs = &resyncs{lister: resync, decoder: decoder, impl: impl, metrics: metrics,
+		deadline: opts.AckDeadline, spread: opts.Spread, settle: s.settle, bursts: make(chan aBurst, 1)}
+	return s
 }
 
 // Handler returns the HTTP handler: events on /, probes on /healthz and /readyz.
@@ -403,7 +404,7 @@ func (s *Server) answer(w http.ResponseWriter, r *http.Request, arrived time.Tim
 	// reconciles read nothing, a resync's would read each owner.
 	handedOff := sender.InOrder && s.decoder.Handoff != nil
 	if (target.Created && !handedOff || target.Changed) && !s.opts.AckOnEnqueue {
-		s.resyncs.saw(target.Keys[0].Namespace)
+		s.resyncs.saw(target.Keys[0].Namespace, r.Header.Get("Authorization"))
 	}
 	keys := target.Keys
 	if target.Resync {
@@ -428,7 +429,7 @@ func (s *Server) answer(w http.ResponseWriter, r *http.Request, arrived time.Tim
 	waitCtx, cancel := context.WithDeadline(ctx, deadline)
 	defer cancel()
 	var nr *notReconciled
-	switch err := s.settle(waitCtx, r, keys, target.Resync); {
+	switch err := s.settle(waitCtx, r.Header.Get("Authorization"), keys, target.Resync); {
 	case err == nil:
 		logger.Debugw("Reconciled", zap.Int("keys", len(keys)))
 		w.WriteHeader(http.StatusOK)

@@ -75,10 +75,11 @@ func (e *notReconciled) Error() string {
 	return fmt.Sprintf("%d of %d keys not reconciled", e.pending, e.of)
 }
 
-// settle reconciles keys, here or, with a Spread, wherever each is held,
-// and returns once each has been reconciled by a reconcile that began after
-// the call (nil), one failed, or ctx is done (a *notReconciled).
-func (s *Server) settle(ctx context.Context, r *http.Request, keys []types.NamespacedName, slow bool) error {
+// settle reconciles keys, here or, with a Spread, wherever each is held
+// (sent on with the Authorization auth, an event's), and returns once each
+// has been reconciled by a reconcile that began after the call (nil), one
+// failed, or ctx is done (a *notReconciled).
+func (s *Server) settle(ctx context.Context, auth string, keys []types.NamespacedName, slow bool) error {
 	if s.opts.Spread == nil {
 		return s.settleHere(ctx, keys, slow)
 	}
@@ -106,7 +107,7 @@ func (s *Server) settle(ctx context.Context, r *http.Request, keys []types.Names
 		results := make(chan result, len(remote)+1)
 		for addr, ks := range remote {
 			go func() {
-				again, err := s.forward(ctx, r, addr, ks, slow)
+				again, err := s.forward(ctx, auth, addr, ks, slow)
 				results <- result{again, err}
 			}()
 		}
@@ -175,9 +176,9 @@ func (s *Server) settleHere(ctx context.Context, keys []types.NamespacedName, sl
 }
 
 // forward sends keys on to the process at addr, which holds them, with the
-// event's credentials, and waits for its answer: the keys it no longer
+// Authorization auth, and waits for its answer: the keys it no longer
 // held, to route again, or a failure.
-func (s *Server) forward(ctx context.Context, r *http.Request, addr string, keys []types.NamespacedName, slow bool) ([]types.NamespacedName, error) {
+func (s *Server) forward(ctx context.Context, auth, addr string, keys []types.NamespacedName, slow bool) ([]types.NamespacedName, error) {
 	body := forwarded{Slow: slow}
 	for _, k := range keys {
 		body.Keys = append(body.Keys, k.String())
@@ -191,7 +192,7 @@ func (s *Server) forward(ctx context.Context, r *http.Request, addr string, keys
 		return nil, err
 	}
 	req.Header.Set("Content-Type", "application/json")
-	if auth := r.Header.Get("Authorization"); auth != "" {
+	if auth != "" {
 		req.Header.Set("Authorization", auth)
 	}
 	resp, err := s.forwarder.Do(req)

@@ -23,6 +23,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -220,45 +221,73 @@ func TestATakeoverResyncsTheKeysTakenOver(t *testing.T) {
 // A burst's resync reconciles, and waits for, the keys this process holds:
 // a key held elsewhere, skipped here, would end the wait at once, and the
 // next burst would list everything again.
-func TestABurstsResyncWaitsForTheKeysHeldHere(t *testing.T) {
+func TestABurstIsResyncedOnceWhereItsKeyIsHeld(t *testing.T) {
 	w := newWorld()
 	here, elsewhere := types.NamespacedName{Namespace: "ns", Name: "here"}, types.NamespacedName{Namespace: "ns", Name: "elsewhere"}
+	w.hold(burstResyncKey([]string{"ns"}), "p0")
 	w.hold(here.String(), "p0")
 	w.hold(elsewhere.String(), "p1")
 	release := make(chan struct{})
-	rec := newFakeReconciler(func(ctx context.Context, key string) error {
-		if key == here.String() {
-			<-release
-		}
-		return nil
-	})
-	ts := startServerListing(t, rec, Options{Spread: view{w: w, me: "p0"}},
-		func(_ context.Context, namespaces ...string) ([]types.NamespacedName, []types.NamespacedName, error) {
-			if len(namespaces) == 0 { // the cold start's: each process held every key then
-				return nil, nil, nil
+	recs := map[string]*fakeReconciler{
+		"p0": newFakeReconciler(func(ctx context.Context, key string) error {
+			if key == here.String() {
+				<-release
 			}
-			return []types.NamespacedName{elsewhere, here}, nil, nil
-		})
-	for i := range burst.Owners {
-		key := fmt.Sprint("ns/k", i)
-		w.hold(key, "p0")
-		if r := send(t, ts.url, fooResourceEvent("add", "ns", fmt.Sprint("k", i)), false); r.code != http.StatusOK {
-			t.Fatalf("creation %d answered %d, want 200", i, r.code)
+			return nil
+		}),
+		"p1": newFakeReconciler(nil),
+	}
+	lists := map[string]*atomic.Int32{} // the bursts' LISTs of each process
+	procs := map[string]*testServer{}
+	for _, name := range []string{"p0", "p1"} {
+		n := &atomic.Int32{}
+		lists[name] = n
+		procs[name] = startServerListing(t, recs[name], Options{Spread: view{w: w, me: name}},
+			func(_ context.Context, namespaces ...string) ([]types.NamespacedName, []types.NamespacedName, error) {
+				if len(namespaces) == 0 { // the cold start's: each process held every key then
+					return nil, nil, nil
+				}
+				n.Add(1)
+				return []types.NamespacedName{elsewhere, here}, nil, nil
+			})
+		w.mu.Lock()
+		w.addr[name] = strings.TrimPrefix(procs[name].url, "http://")
+		w.mu.Unlock()
+	}
+	// Each process is sent a burst of creations of keys it holds.
+	for name, ts := range procs {
+		for i := range burst.Owners {
+			key := fmt.Sprint(name, "-k", i)
+			w.hold("ns/"+key, name)
+			if r := send(t, ts.url, fooResourceEvent("add", "ns", key), false); r.code != http.StatusOK {
+				t.Fatalf("creation %d in %s answered %d, want 200", i, name, r.code)
+			}
 		}
 	}
 	if err := wait.PollUntilContextTimeout(context.Background(), 10*time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
-		return rec.callsOf(here.String()) > 0, nil
+		return recs["p0"].callsOf(here.String()) > 0 && recs["p1"].callsOf(elsewhere.String()) > 0, nil
 	}); err != nil {
-		t.Fatal("the burst's resync did not reconcile the key held here")
+		t.Fatalf("the burst's resync reconciled %s in p0 %d times and %s in p1 %d times; want each at least once",
+			here, recs["p0"].callsOf(here.String()), elsewhere, recs["p1"].callsOf(elsewhere.String()))
+	}
+	if !procs["p0"].srv.resyncs.counter.Running() {
+		t.Error("the burst's resync ended before the key held here was reconciled")
 	}
 	close(release)
-	if err := wait.PollUntilContextTimeout(context.Background(), 10*time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
-		return !ts.srv.resyncs.counter.Running(), nil
-	}); err != nil {
-		t.Fatal("the burst's resync did not end once the key held here was reconciled")
+	for name, ts := range procs {
+		if err := wait.PollUntilContextTimeout(context.Background(), 10*time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
+			return !ts.srv.resyncs.counter.Running(), nil
+		}); err != nil {
+			t.Fatalf("the burst in %s did not end", name)
+		}
+	}
+	for name, want := range map[string]int32{"p0": 1, "p1": 0} {
+		if n := lists[name].Load(); n != want {
+			t.Errorf("%s listed for the burst %d times, want %d", name, n, want)
+		}
 	}
 	if n := w.enteredIn("p0", elsewhere.String()); n != 0 {
-		t.Errorf("the burst's resync tried %s, held elsewhere, %d times; want 0", elsewhere, n)
+		t.Errorf("p0 tried %s, held in p1, %d times; want 0", elsewhere, n)
 	}
 }
 
