@@ -27,6 +27,7 @@ package knative
 
 import (
 	"context"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"os"
@@ -44,6 +45,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
@@ -386,6 +388,37 @@ func atZero(t *testing.T, ns, ksvc string) {
 		}
 		return time.Since(since) >= 10*time.Second, fmt.Sprintf("at zero for %v", time.Since(since).Round(time.Second))
 	})
+}
+
+// reconcilerEnv returns the env of the reconciler's container in its
+// Service's template.
+func reconcilerEnv(t *testing.T) []any {
+	t.Helper()
+	svc, err := dyn.Resource(ksvcGVR).Namespace(system).Get(context.Background(), service, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	containers, _, _ := unstructured.NestedSlice(svc.Object, "spec", "template", "spec", "containers")
+	env, _, _ := unstructured.NestedSlice(containers[0].(map[string]any), "env")
+	return env
+}
+
+// setReconciler sets, in the reconciler's Service's template, its
+// container's env and the autoscaling annotations scale holds (min-scale,
+// max-scale: their values).
+func setReconciler(t *testing.T, env []any, scale map[string]string) {
+	t.Helper()
+	ops := []map[string]any{{"op": "replace", "path": "/spec/template/spec/containers/0/env", "value": env}}
+	for name, value := range scale {
+		ops = append(ops, map[string]any{"op": "replace", "path": "/spec/template/metadata/annotations/autoscaling.knative.dev~1" + name, "value": value})
+	}
+	patch, err := json.Marshal(ops)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := dyn.Resource(ksvcGVR).Namespace(system).Patch(context.Background(), service, types.JSONPatchType, patch, metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // ready tells whether the object's Ready condition is True.

@@ -18,7 +18,6 @@ package knative
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 	"strings"
@@ -71,27 +70,13 @@ func TestSenderAuthentication(t *testing.T) {
 			}
 		}
 	}
-	svc, err := dyn.Resource(ksvcGVR).Namespace(system).Get(ctx, service, metav1.GetOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	containers, _, _ := unstructured.NestedSlice(svc.Object, "spec", "template", "spec", "containers")
-	env, _, _ := unstructured.NestedSlice(containers[0].(map[string]any), "env")
+	env := reconcilerEnv(t)
 	// setEnv sets the container's env, and min-scale: this test keeps one
 	// pod through the burst, so that no cold start's resync reconciles a
 	// Foo (from a read) before its add event arrives.
 	setEnv := func(env []any, minScale string) {
 		t.Helper()
-		patch, err := json.Marshal([]map[string]any{
-			{"op": "replace", "path": "/spec/template/spec/containers/0/env", "value": env},
-			{"op": "replace", "path": "/spec/template/metadata/annotations/autoscaling.knative.dev~1min-scale", "value": minScale},
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := dyn.Resource(ksvcGVR).Namespace(system).Patch(ctx, service, types.JSONPatchType, patch, metav1.PatchOptions{}); err != nil {
-			t.Fatal(err)
-		}
+		setReconciler(t, env, map[string]string{"min-scale": minScale})
 	}
 	allReady := func() {
 		t.Helper()

@@ -183,6 +183,7 @@ func TestBrokerWiring(t *testing.T) {
 	// while after (the reconciler's pod deleted midway), waking the reconciler.
 	t.Run("a wake-up behind a Deployment backlog", func(t *testing.T) { behindADeploymentBacklog(t, switching) })
 	t.Run("a burst converges while the reconciler pod is deleted twice", burstWithPodDeletions)
+	t.Run("a burst autoscales the reconciler past one pod", autoscaledBurst)
 	t.Run("a subscriber that keeps failing dead-letters its events", failingSubscriberDeadLetters)
 	t.Run("a malformed event is dead-lettered at once, not retried", malformedEventDeadLettered)
 	// Before the faults, which withdraw the reader's rights on purpose.
@@ -390,7 +391,7 @@ func burstWithPodDeletions(t *testing.T) {
 	})
 	t.Logf("%d Foos converged %v after the first create, the reconciler's pod deleted twice", n, time.Since(start).Round(time.Millisecond))
 	if seen := stopWatching(); len(seen) > 0 {
-		t.Errorf("the dead-letter sink was woken during the burst: pods %v", seen)
+		t.Errorf("the dead-letter sink was woken during the burst: pods %v; its log:\n%s", seen, deadLetterLogs())
 	}
 }
 
@@ -493,6 +494,26 @@ func deadLettered(t *testing.T, within time.Duration, want ...string) string {
 		return false, fmt.Sprintf("%d dead-letter pods, no such event", len(pods.Items))
 	})
 	return found
+}
+
+// deadLetterLogs returns what the dead-letter sink's pods have logged: the
+// events, with the knativeerror* attributes that say why they came.
+func deadLetterLogs() string {
+	ctx := context.Background()
+	pods, err := kube.CoreV1().Pods(stream).List(ctx, metav1.ListOptions{LabelSelector: "serving.knative.dev/service=" + deadLetters})
+	if err != nil {
+		return err.Error()
+	}
+	var out strings.Builder
+	for _, p := range pods.Items {
+		logs, err := kube.CoreV1().Pods(stream).GetLogs(p.Name, &corev1.PodLogOptions{Container: "user-container"}).DoRaw(ctx)
+		if err != nil {
+			fmt.Fprintf(&out, "%s: %v\n", p.Name, err)
+			continue
+		}
+		fmt.Fprintf(&out, "%s:\n%s\n", p.Name, logs)
+	}
+	return out.String()
 }
 
 func containsAll(s string, want []string) bool {
