@@ -513,6 +513,44 @@ func deadLetterLogs() string {
 		}
 		fmt.Fprintf(&out, "%s:\n%s\n", p.Name, logs)
 	}
+	out.WriteString(eventingTrouble(ctx))
+	return out.String()
+}
+
+// eventingTrouble tells what the broker's pods went through: restarts, and
+// the warnings and errors their logs hold (the last 40 lines of each). A
+// dead letter without knativeerror* attributes was refused or lost between
+// the broker's channel and its filter, which the sink alone cannot tell.
+func eventingTrouble(ctx context.Context) string {
+	pods, err := kube.CoreV1().Pods("knative-eventing").List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return err.Error()
+	}
+	var out strings.Builder
+	for _, p := range pods.Items {
+		if !slices.ContainsFunc([]string{"imc-dispatcher", "mt-broker-filter", "mt-broker-ingress"}, func(prefix string) bool {
+			return strings.HasPrefix(p.Name, prefix)
+		}) {
+			continue
+		}
+		for _, c := range p.Status.ContainerStatuses {
+			if c.RestartCount > 0 {
+				fmt.Fprintf(&out, "%s/%s restarted %d times, last: %+v\n", p.Name, c.Name, c.RestartCount, c.LastTerminationState.Terminated)
+			}
+		}
+		logs, err := kube.CoreV1().Pods(p.Namespace).GetLogs(p.Name, &corev1.PodLogOptions{}).DoRaw(ctx)
+		if err != nil {
+			fmt.Fprintf(&out, "%s: %v\n", p.Name, err)
+			continue
+		}
+		var trouble []string
+		for _, l := range strings.Split(string(logs), "\n") {
+			if l := strings.ToLower(l); strings.Contains(l, `"severity":"error"`) || strings.Contains(l, `"severity":"warn`) {
+				trouble = append(trouble, l)
+			}
+		}
+		fmt.Fprintf(&out, "%s: %d warnings and errors, the last:\n%s\n", p.Name, len(trouble), strings.Join(trouble[max(0, len(trouble)-40):], "\n"))
+	}
 	return out.String()
 }
 
