@@ -55,6 +55,9 @@ type resyncs struct {
 	spread Spread
 	// settle reconciles keys wherever each is held (Server.settle).
 	settle func(ctx context.Context, auth string, keys []types.NamespacedName, slow bool) error
+	// handBurst hands a burst's resync to the process at an address
+	// (Server.handBurst).
+	handBurst func(ctx context.Context, auth, addr string, namespaces []string) error
 
 	counter burst.Counter
 	// bursts carries each burst to forBursts; never full: one burst's
@@ -76,6 +79,19 @@ type aBurst struct {
 // burst.
 func (r *resyncs) saw(ns, auth string) {
 	if start, namespaces := r.counter.Saw(time.Now(), ns); start {
+		r.bursts <- aBurst{namespaces: namespaces, auth: auth}
+	}
+}
+
+// handed starts the resync of a burst that another process counted, in
+// namespaces (every namespace if none), told by an event sent with
+// Authorization auth, unless this process no longer holds its key, or a
+// burst's resync is on or has just ended here (it covers this one).
+func (r *resyncs) handed(namespaces []string, auth string) {
+	if _, local := r.spread.Route(burstResyncKey(namespaces)); !local {
+		return // moved since it was sent: the next burst's resync covers it
+	}
+	if r.counter.Start(time.Now()) {
 		r.bursts <- aBurst{namespaces: namespaces, auth: auth}
 	}
 }
@@ -167,8 +183,9 @@ func (r *resyncs) forTakeovers(ctx context.Context) {
 // reconciles their keys, each where it is held; the next burst's resync
 // waits until they are reconciled (or AckDeadline passed): until then, a
 // resync would list the same keys again. With a Spread, the resync runs in
-// the process that holds burstResyncKey, the others only count: one LIST
-// per burst, not one per process. Nobody else waits for these reconciles;
+// the process that holds burstResyncKey; the others hand it the bursts
+// they count: one LIST per burst, not one per process, and a burst whose
+// events reach only other processes is resynced all the same. Nobody else waits for these reconciles;
 // if the list fails, the events' own keys still run theirs.
 func (r *resyncs) forBursts(ctx context.Context) {
 	logger := logging.FromContext(ctx)
@@ -180,8 +197,8 @@ func (r *resyncs) forBursts(ctx context.Context) {
 		case b = <-r.bursts:
 		}
 		if r.spread != nil {
-			if _, local := r.spread.Route(burstResyncKey(b.namespaces)); !local {
-				logger.Debugw("Burst resync left to the holder of its key", zap.Strings("namespaces", b.namespaces))
+			if addr, local := r.spread.Route(burstResyncKey(b.namespaces)); !local {
+				r.handOff(ctx, addr, b)
 				r.counter.Done(time.Now())
 				continue
 			}
@@ -198,6 +215,22 @@ func (r *resyncs) forBursts(ctx context.Context) {
 		cancel()
 		r.counter.Done(time.Now())
 	}
+}
+
+// handOff hands burst b to the process at addr, which holds its key.
+func (r *resyncs) handOff(ctx context.Context, addr string, b aBurst) {
+	logger := logging.FromContext(ctx).With(zap.Strings("namespaces", b.namespaces))
+	if addr == "" {
+		logger.Warn("No process holds a burst's resync yet: the next burst's or ping's resync covers it")
+		return
+	}
+	handCtx, cancel := context.WithTimeout(ctx, r.deadline)
+	defer cancel()
+	if err := r.handBurst(handCtx, b.auth, addr, b.namespaces); err != nil {
+		logger.Warnw("Failed to hand a burst's resync to the holder of its key: the next burst's or ping's resync covers it", zap.Error(err))
+		return
+	}
+	logger.Debugw("Burst resync handed to the holder of its key", zap.String("holder", addr))
 }
 
 // held returns the keys this process holds: all of them without a Spread.

@@ -206,7 +206,7 @@ func New(ctx context.Context, rec controller.Reconciler, decoder *Decoder, resyn
 	s := &Server{opts: opts, impl: impl, completion: o, decoder: decoder, forwarder: &http.Client{},
 		intake: newIntake(decoder, opts.MaxInflightEvents, opts.MaxBodyBytes, opts.MaxInflightBytes, opts.AckDeadline), metrics: metrics}
 	s.resyncs = &resyncs{lister: resync, decoder: decoder, impl: impl, metrics: metrics,
-		deadline: opts.AckDeadline, spread: opts.Spread, settle: s.settle, bursts: make(chan aBurst, 1)}
+		deadline: opts.AckDeadline, spread: opts.Spread, settle: s.settle, handBurst: s.handBurst, bursts: make(chan aBurst, 1)}
 	return s
 }
 

@@ -66,6 +66,15 @@ type forwarded struct {
 	Keys []string `json:"keys"`
 	// Slow puts the keys in the slow lane, as a resync does.
 	Slow bool `json:"slow,omitempty"`
+	// Burst, if set, is a burst that the sender counted and the receiver
+	// resyncs, as the holder of its key (burstResyncKey).
+	Burst *handedBurst `json:"burst,omitempty"`
+}
+
+// handedBurst is a burst one process hands to another.
+type handedBurst struct {
+	// Namespaces to list; none: every namespace.
+	Namespaces []string `json:"namespaces,omitempty"`
 }
 
 // notReconciled says how many keys an event's deadline left unreconciled.
@@ -183,13 +192,52 @@ func (s *Server) forward(ctx context.Context, auth, addr string, keys []types.Na
 	for _, k := range keys {
 		body.Keys = append(body.Keys, k.String())
 	}
+	again, err := s.post(ctx, auth, addr, body)
+	var answered *answeredBadly
+	switch {
+	case err == nil:
+		return parseKeys(again.Keys)
+	case ctx.Err() != nil && (errors.Is(err, errGone) || errors.As(err, &answered) && answered.code == http.StatusServiceUnavailable):
+		return nil, &notReconciled{pending: len(keys), of: len(keys)}
+	case errors.Is(err, errGone):
+		return keys, nil // route them again
+	}
+	return nil, err
+}
+
+// handBurst hands the resync of a burst in namespaces (every namespace if
+// none) to the process at addr, which holds its key (burstResyncKey), with
+// the Authorization auth of the event that made it a burst.
+func (s *Server) handBurst(ctx context.Context, auth, addr string, namespaces []string) error {
+	_, err := s.post(ctx, auth, addr, forwarded{Burst: &handedBurst{Namespaces: namespaces}})
+	return err
+}
+
+// errGone is the failure of a process that was gone or going: it did
+// nothing of what it was sent.
+var errGone = errors.New("gone")
+
+// answeredBadly is an answer other than 200 from another process.
+type answeredBadly struct {
+	addr string
+	code int
+	msg  string
+}
+
+func (a *answeredBadly) Error() string {
+	return fmt.Sprintf("%s answered %d: %s", a.addr, a.code, oneLine(a.msg))
+}
+
+// post sends body to KeysPath of the process at addr, with the
+// Authorization auth, and returns its answer.
+func (s *Server) post(ctx context.Context, auth, addr string, body forwarded) (forwarded, error) {
 	b, err := json.Marshal(body)
 	if err != nil {
-		return nil, err
+		return forwarded{}, err
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://"+addr+KeysPath, bytes.NewReader(b))
 	if err != nil {
-		return nil, err
+		return forwarded{}, err
 	}
 	req.Header.Set("Content-Type", "application/json")
 	if auth != "" {
@@ -197,30 +245,21 @@ func (s *Server) forward(ctx context.Context, auth, addr string, keys []types.Na
 	}
 	resp, err := s.forwarder.Do(req)
 	if err != nil {
-		if ctx.Err() != nil {
-			return nil, &notReconciled{pending: len(keys), of: len(keys)}
-		}
-		// Gone, or going: route them again.
-		return keys, nil
+		return forwarded{}, fmt.Errorf("%w: %v", errGone, err)
 	}
 	defer resp.Body.Close()
 	msg, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
-	switch resp.StatusCode {
-	case http.StatusOK:
+	switch {
+	case resp.StatusCode == http.StatusOK:
 		var again forwarded
 		if err := json.Unmarshal(msg, &again); err != nil {
-			return nil, fmt.Errorf("bad answer from %s: %w", addr, err)
+			return forwarded{}, fmt.Errorf("bad answer from %s: %w", addr, err)
 		}
-		return parseKeys(again.Keys)
-	case http.StatusServiceUnavailable:
-		if ctx.Err() != nil {
-			return nil, &notReconciled{pending: len(keys), of: len(keys)}
-		}
-		if bytes.HasPrefix(msg, []byte(drainingMsg)) {
-			return keys, nil
-		}
+		return again, nil
+	case resp.StatusCode == http.StatusServiceUnavailable && bytes.HasPrefix(msg, []byte(drainingMsg)):
+		return forwarded{}, fmt.Errorf("%w: %s is %s", errGone, addr, drainingMsg)
 	}
-	return nil, fmt.Errorf("%s answered %d: %s", addr, resp.StatusCode, oneLine(string(msg)))
+	return forwarded{}, &answeredBadly{addr: addr, code: resp.StatusCode, msg: string(msg)}
 }
 
 func parseKeys(keys []string) ([]types.NamespacedName, error) {
@@ -280,6 +319,9 @@ func (s *Server) serveKeys(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		reply(w, http.StatusBadRequest, err.Error())
 		return
+	}
+	if body.Burst != nil {
+		s.resyncs.handed(body.Burst.Namespaces, r.Header.Get("Authorization"))
 	}
 	var here []types.NamespacedName
 	again := forwarded{Keys: []string{}}

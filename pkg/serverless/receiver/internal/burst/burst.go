@@ -88,7 +88,20 @@ func (b *Counter) Listed(now time.Time) {
 	b.restart(now)
 }
 
-// Done records that the resync Saw asked for ended at now.
+// Start starts at now a resync for a burst counted elsewhere, unless one is
+// running or the last ended less than Window before; it is then running
+// until Done is called.
+func (b *Counter) Start(now time.Time) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.running || now.Sub(b.resynced) < Window {
+		return false
+	}
+	b.running = true
+	return true
+}
+
+// Done records that the resync Saw or Start asked for ended at now.
 func (b *Counter) Done(now time.Time) {
 	b.mu.Lock()
 	defer b.mu.Unlock()

@@ -112,3 +112,24 @@ func TestListedStartsTheCountAgain(t *testing.T) {
 		}
 	}
 }
+
+func TestABurstCountedElsewhereStartsUnlessOneIsOnOrJustEnded(t *testing.T) {
+	var c Counter
+	now := t0.Add(time.Hour)
+	if !c.Start(now) {
+		t.Fatal("Start with no resync on = false, want true")
+	}
+	if c.Start(now) {
+		t.Error("Start while a resync is on = true, want false")
+	}
+	if start, _, _ := sawMany(&c, now, Owners, "ns"); start {
+		t.Error("a burst counted here started a resync while one handed over was on")
+	}
+	c.Done(now)
+	if c.Start(now.Add(Window / 2)) {
+		t.Errorf("Start %v after a resync ended = true, want false", Window/2)
+	}
+	if !c.Start(now.Add(Window + time.Millisecond)) {
+		t.Errorf("Start %v after a resync ended = false, want true", Window+time.Millisecond)
+	}
+}
