@@ -159,7 +159,9 @@ type Decoder struct {
 	// reconcile of its key, in place of a read, when the event may be
 	// believed for it: its sender delivers in order (see Verifier), and
 	// the owner was never reconciled (status.observedGeneration 0) and is
-	// not being deleted. Any other event of that owner forgets it.
+	// not being deleted. Any other event of that owner forgets it; with a
+	// Spread, so does its key's being reconciled elsewhere or sent here by
+	// another process (Server.settle, Server.serveKeys).
 	Handoff *handoff.Store
 	// Configs, if set, are the ConfigMaps that the operator's parts watch:
 	// an event of one of them has it read again and

@@ -104,6 +104,9 @@ func (s *Server) settle(ctx context.Context, auth string, keys []types.Namespace
 			case here:
 				local = append(local, k)
 			case addr != "":
+				// Reconciled there: what an event handed off here
+				// would be stale by the time this process holds k.
+				s.decoder.Handoff.Forget(k)
 				remote[addr] = append(remote[addr], k)
 			default:
 				unheld = append(unheld, k)
@@ -326,6 +329,9 @@ func (s *Server) serveKeys(w http.ResponseWriter, r *http.Request) {
 	var here []types.NamespacedName
 	again := forwarded{Keys: []string{}}
 	for _, k := range keys {
+		// Another process was sent an event about k: what one handed
+		// off here may no longer be k's object.
+		s.decoder.Handoff.Forget(k)
 		if _, local := s.opts.Spread.Route(k.String()); local {
 			here = append(here, k)
 		} else {

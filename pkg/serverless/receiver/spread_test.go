@@ -30,6 +30,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 
+	"github.com/frugal-operator/foo-operator/pkg/serverless/handoff"
 	"github.com/frugal-operator/foo-operator/pkg/serverless/receiver/internal/burst"
 )
 
@@ -340,6 +341,60 @@ func TestABurstSeenOnlyElsewhereIsHandedToTheHolderOfItsKey(t *testing.T) {
 		if n := lists[name].Load(); n != want {
 			t.Errorf("%s listed for the burst %d times, want %d", name, n, want)
 		}
+	}
+}
+
+// What an event hands off (Decoder.Handoff) is taken only by a reconcile
+// that no later event about its key asked for elsewhere: kept in a process
+// that did not hold the key, or kept while another process was sent an
+// event about it, it may be stale when this process reconciles the key.
+func TestAHandOffIsNotTakenAfterAnEventElsewhere(t *testing.T) {
+	k := types.NamespacedName{Namespace: "ns", Name: "a"}
+	for name, tc := range map[string]struct {
+		heldFirst string // where k is held when its add arrives at p0
+		kept      bool   // p0 keeps an object for k as an add not yet reconciled would
+	}{
+		"handed off where the key was not held": {heldFirst: "p1"},
+		"an event about the key came elsewhere": {heldFirst: "p0", kept: true},
+	} {
+		t.Run(name, func(t *testing.T) {
+			w := newWorld()
+			w.hold(k.String(), tc.heldFirst)
+			stores, took, procs := map[string]*handoff.Store{}, map[string]*atomic.Int32{}, map[string]*testServer{}
+			for _, name := range []string{"p0", "p1"} {
+				store, n := handoff.New(0), &atomic.Int32{}
+				stores[name], took[name] = store, n
+				rec := newFakeReconciler(func(_ context.Context, key string) error {
+					if key != k.String() {
+						return nil
+					}
+					if _, ok := store.Take(k); ok {
+						n.Add(1)
+					}
+					return nil
+				})
+				procs[name] = startServer(t, rec, Options{Spread: view{w: w, me: name}, Verifier: admit{inOrder: true}})
+				procs[name].srv.decoder.Handoff = store
+				w.mu.Lock()
+				w.addr[name] = strings.TrimPrefix(procs[name].url, "http://")
+				w.mu.Unlock()
+			}
+			if tc.kept {
+				stores["p0"].Put(k, []byte(`{"stale":true}`))
+			} else if r := send(t, procs["p0"].url, fooResourceEvent("add", k.Namespace, k.Name), false); r.code != http.StatusOK {
+				t.Fatalf("the add answered %d %s, want 200", r.code, r.body)
+			}
+			w.hold(k.String(), "p0")
+			if r := send(t, procs["p1"].url, fooResourceEvent("update", k.Namespace, k.Name), false); r.code != http.StatusOK {
+				t.Fatalf("the update answered %d %s, want 200", r.code, r.body)
+			}
+			if n := procs["p0"].rec.callsOf(k.String()); n == 0 {
+				t.Fatalf("%s was not reconciled in p0, which holds it", k)
+			}
+			if n := took["p0"].Load(); n != 0 {
+				t.Errorf("a reconcile of %s in p0 after the update was handed the object kept before it (%d times)", k, n)
+			}
+		})
 	}
 }
 
