@@ -27,16 +27,8 @@ import (
 // request written while the server was too busy to read it. Such a
 // connection is not silent, whatever its state says.
 func pending(c net.Conn) bool {
-	sc, ok := c.(syscall.Conn)
-	if !ok {
-		return false
-	}
-	rc, err := sc.SyscallConn()
-	if err != nil {
-		return false
-	}
 	n := 0
-	_ = rc.Control(func(fd uintptr) { n, _ = unix.IoctlGetInt(int(fd), unix.TIOCINQ) })
+	control(c, func(fd int) { n, _ = unix.IoctlGetInt(fd, unix.TIOCINQ) })
 	return n > 0
 }
 
@@ -44,19 +36,25 @@ func pending(c net.Conn) bool {
 // accept: for a listening socket, TCP_INFO's unacked is its accept
 // queue's length (tcp_get_info in Linux's net/ipv4/tcp.c).
 func queued(ln net.Listener) bool {
-	sc, ok := ln.(syscall.Conn)
-	if !ok {
-		return false
-	}
-	rc, err := sc.SyscallConn()
-	if err != nil {
-		return false
-	}
 	var n uint32
-	_ = rc.Control(func(fd uintptr) {
-		if info, err := unix.GetsockoptTCPInfo(int(fd), unix.IPPROTO_TCP, unix.TCP_INFO); err == nil {
+	control(ln, func(fd int) {
+		if info, err := unix.GetsockoptTCPInfo(fd, unix.IPPROTO_TCP, unix.TCP_INFO); err == nil {
 			n = info.Unacked
 		}
 	})
 	return n > 0
+}
+
+// control runs f on the socket of s (a net.Conn or a net.Listener), if it
+// has one.
+func control(s any, f func(fd int)) {
+	sc, ok := s.(syscall.Conn)
+	if !ok {
+		return
+	}
+	rc, err := sc.SyscallConn()
+	if err != nil {
+		return
+	}
+	_ = rc.Control(func(fd uintptr) { f(int(fd)) })
 }
