@@ -75,6 +75,37 @@ type Target struct {
 	// Lookup, if set, is a read the event still needs before its keys are
 	// known or believed: Decoder.Resolve does it.
 	Lookup *Lookup
+	// Written, if set, is the version of an object that the event reports,
+	// which this process did not write: with a Spread, the holder of the
+	// Target's key may have, and is asked (see Server.serveKeys).
+	Written *Written
+}
+
+// Written names an object at a resourceVersion, in the body of a request
+// to KeysPath: the version an event reports.
+type Written struct {
+	Group           string `json:"group,omitempty"`
+	Kind            string `json:"kind"`
+	Namespace       string `json:"namespace,omitempty"`
+	Name            string `json:"name"`
+	ResourceVersion string `json:"resourceVersion"`
+	// Add: the event reports the object's creation.
+	Add bool `json:"add,omitempty"`
+}
+
+// IsOwnWrite tells whether w is a version the reconciler wrote in this
+// process (see OwnWrites), and forgets it.
+func (d *Decoder) IsOwnWrite(w *Written) bool {
+	gk := schema.GroupKind{Group: w.Group, Kind: w.Kind}
+	if w.Add {
+		return d.OwnWrites.IsOwnAdd(gk, w.Namespace, w.Name, w.ResourceVersion)
+	}
+	return d.OwnWrites.IsOwn(gk, w.Namespace, w.Name, w.ResourceVersion)
+}
+
+// written is the Written of an event's object of kind gk.
+func written(gk schema.GroupKind, ns, name, rv string, add bool) *Written {
+	return &Written{Group: gk.Group, Kind: gk.Kind, Namespace: ns, Name: name, ResourceVersion: rv, Add: add}
 }
 
 // Lookup is what an event still needs before its keys are known: a read of
@@ -428,6 +459,9 @@ func (d *Decoder) decodeResource(e *cloudevents.Event, verb string, sender Sende
 	}
 	if verb != "delete" && own(gk, meta.Namespace, meta.Name, meta.ResourceVersion) {
 		return Target{Ignored: ownWrite(meta.Namespace, meta.Name, meta.ResourceVersion)}, nil
+	}
+	if verb != "delete" {
+		t.Written = written(gk, meta.Namespace, meta.Name, meta.ResourceVersion, verb == "add")
 	}
 	if verb != "delete" || owned.Get == nil && owned.OnDelete == nil {
 		return t, nil

@@ -113,8 +113,10 @@ func TestDecode(t *testing.T) {
 		{name: "foo ref delete", event: refEvent("delete", fooAPIVersion, "Foo", "foos", "ns", "a"), want: Target{Keys: key("ns", "a")}},
 		{name: "foo of another version", event: refEvent("add", "samplecontroller.knative.io/v1", "Foo", "foos", "ns", "a"), want: Target{Keys: key("ns", "a")}},
 		{name: "kind only in the extensions", event: withData(fooResourceEvent("add", "ns", "a"), "application/json", []byte(`{"metadata":{"name":"a","namespace":"ns"}}`)), want: Target{Keys: key("ns", "a"), Created: true}},
-		{name: "owned deployment resource add", event: deploymentResourceEvent("add", "ns", "web", "a"), want: Target{Keys: key("ns", "a")}},
-		{name: "owned deployment resource update", event: deploymentResourceEvent("update", "ns", "web", "a"), want: Target{Keys: key("ns", "a")}},
+		{name: "owned deployment resource add", event: deploymentResourceEvent("add", "ns", "web", "a"), want: Target{Keys: key("ns", "a"),
+			Written: &Written{Group: "apps", Kind: "Deployment", Namespace: "ns", Name: "web", Add: true}}},
+		{name: "owned deployment resource update", event: deploymentResourceEvent("update", "ns", "web", "a"), want: Target{Keys: key("ns", "a"),
+			Written: &Written{Group: "apps", Kind: "Deployment", Namespace: "ns", Name: "web"}}},
 		{name: "owned deployment resource delete", event: deploymentResourceEvent("delete", "ns", "web", "a"), want: Target{Keys: key("ns", "a")}},
 		{name: "deployment without owner", event: deploymentResourceEvent("update", "ns", "web", ""), want: Target{Ignored: "ns/web is not controlled by a Foo"}},
 		{

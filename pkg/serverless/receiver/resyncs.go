@@ -54,7 +54,7 @@ type resyncs struct {
 	// spread, if set, shares the keys with other processes (Options.Spread).
 	spread Spread
 	// settle reconciles keys wherever each is held (Server.settle).
-	settle func(ctx context.Context, auth string, keys []types.NamespacedName, slow bool) error
+	settle func(ctx context.Context, auth string, w *Written, keys []types.NamespacedName, slow bool) error
 	// handBurst hands a burst's resync to the process at an address
 	// (Server.handBurst).
 	handBurst func(ctx context.Context, auth, addr string, namespaces []string) error
@@ -211,7 +211,7 @@ func (r *resyncs) forBursts(ctx context.Context) {
 		}
 		logger.Infow("Burst resync", zap.Int("keys", len(keys)), zap.Strings("namespaces", b.namespaces))
 		waitCtx, cancel := context.WithTimeout(ctx, r.deadline)
-		_ = r.settle(waitCtx, b.auth, keys, true) // a key failing, or the deadline: the next burst may resync
+		_ = r.settle(waitCtx, b.auth, nil, keys, true) // a key failing, or the deadline: the next burst may resync
 		cancel()
 		r.counter.Done(time.Now())
 	}

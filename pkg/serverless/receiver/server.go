@@ -429,7 +429,7 @@ func (s *Server) answer(w http.ResponseWriter, r *http.Request, arrived time.Tim
 	waitCtx, cancel := context.WithDeadline(ctx, deadline)
 	defer cancel()
 	var nr *notReconciled
-	switch err := s.settle(waitCtx, r.Header.Get("Authorization"), keys, target.Resync); {
+	switch err := s.settle(waitCtx, r.Header.Get("Authorization"), target.Written, keys, target.Resync); {
 	case err == nil:
 		logger.Debugw("Reconciled", zap.Int("keys", len(keys)))
 		w.WriteHeader(http.StatusOK)

@@ -69,6 +69,10 @@ type forwarded struct {
 	// Burst, if set, is a burst that the sender counted and the receiver
 	// resyncs, as the holder of its key (burstResyncKey).
 	Burst *handedBurst `json:"burst,omitempty"`
+	// Written, if set, is what the event of the keys reports (its
+	// Target.Written): if the receiver wrote it, there is nothing to
+	// reconcile, as the sender would have found had it written it.
+	Written *Written `json:"written,omitempty"`
 }
 
 // handedBurst is a burst one process hands to another.
@@ -85,10 +89,11 @@ func (e *notReconciled) Error() string {
 }
 
 // settle reconciles keys, here or, with a Spread, wherever each is held
-// (sent on with the Authorization auth, an event's), and returns once each
+// (sent on with the Authorization auth and the Target.Written w of an
+// event, if any: its holder may find it its own write), and returns once each
 // has been reconciled by a reconcile that began after the call (nil), one
 // failed, or ctx is done (a *notReconciled).
-func (s *Server) settle(ctx context.Context, auth string, keys []types.NamespacedName, slow bool) error {
+func (s *Server) settle(ctx context.Context, auth string, w *Written, keys []types.NamespacedName, slow bool) error {
 	if s.opts.Spread == nil {
 		return s.settleHere(ctx, keys, slow)
 	}
@@ -119,7 +124,7 @@ func (s *Server) settle(ctx context.Context, auth string, keys []types.Namespace
 		results := make(chan result, len(remote)+1)
 		for addr, ks := range remote {
 			go func() {
-				again, err := s.forward(ctx, auth, addr, ks, slow)
+				again, err := s.forward(ctx, auth, w, addr, ks, slow)
 				results <- result{again, err}
 			}()
 		}
@@ -188,10 +193,11 @@ func (s *Server) settleHere(ctx context.Context, keys []types.NamespacedName, sl
 }
 
 // forward sends keys on to the process at addr, which holds them, with the
-// Authorization auth, and waits for its answer: the keys it no longer
-// held, to route again, or a failure.
-func (s *Server) forward(ctx context.Context, auth, addr string, keys []types.NamespacedName, slow bool) ([]types.NamespacedName, error) {
-	body := forwarded{Slow: slow}
+// Authorization auth and what their event reports written (w, if any), and
+// waits for its answer: the keys it no longer held, to route again, or a
+// failure.
+func (s *Server) forward(ctx context.Context, auth string, w *Written, addr string, keys []types.NamespacedName, slow bool) ([]types.NamespacedName, error) {
+	body := forwarded{Slow: slow, Written: w}
 	for _, k := range keys {
 		body.Keys = append(body.Keys, k.String())
 	}
@@ -328,11 +334,17 @@ func (s *Server) serveKeys(w http.ResponseWriter, r *http.Request) {
 	}
 	var here []types.NamespacedName
 	again := forwarded{Keys: []string{}}
+	// The event reports this process's own write: nothing to reconcile.
+	own := body.Written != nil && s.decoder.IsOwnWrite(body.Written)
 	for _, k := range keys {
+		_, local := s.opts.Spread.Route(k.String())
+		if local && own {
+			continue
+		}
 		// Another process was sent an event about k: what one handed
 		// off here may no longer be k's object.
 		s.decoder.Handoff.Forget(k)
-		if _, local := s.opts.Spread.Route(k.String()); local {
+		if local {
 			here = append(here, k)
 		} else {
 			again.Keys = append(again.Keys, k.String())
