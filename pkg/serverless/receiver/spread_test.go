@@ -224,6 +224,19 @@ func TestATakeoverResyncsTheKeysTakenOver(t *testing.T) {
 // a key held elsewhere, skipped here, would end the wait at once, and the
 // next burst would list everything again.
 func TestABurstIsResyncedOnceWhereItsKeyIsHeld(t *testing.T) {
+	for name, sentTo := range map[string][]string{
+		"each process is sent a burst": {"p0", "p1"},
+		// p1 hands the burst it counts to p0, which holds its key.
+		"only another process is sent it": {"p1"},
+	} {
+		t.Run(name, func(t *testing.T) { burstResyncedOnce(t, sentTo) })
+	}
+}
+
+// burstResyncedOnce sends a burst of creations to each process of sentTo
+// (p0, p1), of keys it holds, and checks that p0, which holds the burst's
+// key, resyncs it once, reconciling each listed key where it is held.
+func burstResyncedOnce(t *testing.T, sentTo []string) {
 	w := newWorld()
 	here, elsewhere := types.NamespacedName{Namespace: "ns", Name: "here"}, types.NamespacedName{Namespace: "ns", Name: "elsewhere"}
 	w.hold(burstResyncKey([]string{"ns"}), "p0")
@@ -256,12 +269,11 @@ func TestABurstIsResyncedOnceWhereItsKeyIsHeld(t *testing.T) {
 		w.addr[name] = strings.TrimPrefix(procs[name].url, "http://")
 		w.mu.Unlock()
 	}
-	// Each process is sent a burst of creations of keys it holds.
-	for name, ts := range procs {
+	for _, name := range sentTo {
 		for i := range burst.Owners {
 			key := fmt.Sprint(name, "-k", i)
 			w.hold("ns/"+key, name)
-			if r := send(t, ts.url, fooResourceEvent("add", "ns", key), false); r.code != http.StatusOK {
+			if r := send(t, procs[name].url, fooResourceEvent("add", "ns", key), false); r.code != http.StatusOK {
 				t.Fatalf("creation %d in %s answered %d, want 200", i, name, r.code)
 			}
 		}
@@ -290,58 +302,6 @@ func TestABurstIsResyncedOnceWhereItsKeyIsHeld(t *testing.T) {
 	}
 	if n := w.enteredIn("p0", elsewhere.String()); n != 0 {
 		t.Errorf("p0 tried %s, held in p1, %d times; want 0", elsewhere, n)
-	}
-}
-
-func TestABurstSeenOnlyElsewhereIsHandedToTheHolderOfItsKey(t *testing.T) {
-	w := newWorld()
-	here, elsewhere := types.NamespacedName{Namespace: "ns", Name: "here"}, types.NamespacedName{Namespace: "ns", Name: "elsewhere"}
-	w.hold(burstResyncKey([]string{"ns"}), "p0")
-	w.hold(here.String(), "p0")
-	w.hold(elsewhere.String(), "p1")
-	recs := map[string]*fakeReconciler{"p0": newFakeReconciler(nil), "p1": newFakeReconciler(nil)}
-	lists := map[string]*atomic.Int32{} // the bursts' LISTs of each process
-	procs := map[string]*testServer{}
-	for _, name := range []string{"p0", "p1"} {
-		n := &atomic.Int32{}
-		lists[name] = n
-		procs[name] = startServerListing(t, recs[name], Options{Spread: view{w: w, me: name}},
-			func(_ context.Context, namespaces ...string) ([]types.NamespacedName, []types.NamespacedName, error) {
-				if len(namespaces) == 0 { // the cold start's
-					return nil, nil, nil
-				}
-				n.Add(1)
-				return []types.NamespacedName{elsewhere, here}, nil, nil
-			})
-		w.mu.Lock()
-		w.addr[name] = strings.TrimPrefix(procs[name].url, "http://")
-		w.mu.Unlock()
-	}
-	// Only p1, which does not hold the burst's key, is sent its events.
-	for i := range burst.Owners {
-		key := fmt.Sprint("k", i)
-		w.hold("ns/"+key, "p1")
-		if r := send(t, procs["p1"].url, fooResourceEvent("add", "ns", key), false); r.code != http.StatusOK {
-			t.Fatalf("creation %d answered %d, want 200", i, r.code)
-		}
-	}
-	if err := wait.PollUntilContextTimeout(context.Background(), 10*time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
-		return recs["p0"].callsOf(here.String()) > 0 && recs["p1"].callsOf(elsewhere.String()) > 0, nil
-	}); err != nil {
-		t.Fatalf("the burst's resync reconciled %s in p0 %d times and %s in p1 %d times; want each at least once",
-			here, recs["p0"].callsOf(here.String()), elsewhere, recs["p1"].callsOf(elsewhere.String()))
-	}
-	for name, ts := range procs {
-		if err := wait.PollUntilContextTimeout(context.Background(), 10*time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
-			return !ts.srv.resyncs.counter.Running(), nil
-		}); err != nil {
-			t.Fatalf("the burst in %s did not end", name)
-		}
-	}
-	for name, want := range map[string]int32{"p0": 1, "p1": 0} {
-		if n := lists[name].Load(); n != want {
-			t.Errorf("%s listed for the burst %d times, want %d", name, n, want)
-		}
 	}
 }
 
