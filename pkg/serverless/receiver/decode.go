@@ -420,6 +420,9 @@ func (d *Decoder) decodeResource(e *cloudevents.Event, verb string, sender Sende
 			}
 		}
 		t.Changed = verb == "update" && meta.DeletionTimestamp == nil && meta.Generation > obj.Status.ObservedGeneration
+		if verb == "update" {
+			t.Written = written(gk, meta.Namespace, meta.Name, meta.ResourceVersion, false)
+		}
 		return t, nil
 	}
 	if gk == podKind && obj.Metadata.Labels.Adapter == AdapterLabelValue {

@@ -106,7 +106,8 @@ func TestDecode(t *testing.T) {
 		wantBad bool
 	}{
 		{name: "foo resource add", event: fooResourceEvent("add", "ns", "a"), want: Target{Keys: key("ns", "a"), Created: true}},
-		{name: "foo resource update", event: fooResourceEvent("update", "ns", "a"), want: Target{Keys: key("ns", "a"), Changed: true}},
+		{name: "foo resource update", event: fooResourceEvent("update", "ns", "a"), want: Target{Keys: key("ns", "a"), Changed: true,
+			Written: &Written{Group: "samplecontroller.knative.io", Kind: "Foo", Namespace: "ns", Name: "a"}}},
 		{name: "foo resource delete", event: fooResourceEvent("delete", "ns", "a"), want: Target{Keys: key("ns", "a")}},
 		{name: "foo ref add", event: refEvent("add", fooAPIVersion, "Foo", "foos", "ns", "a"), want: Target{Keys: key("ns", "a")}},
 		{name: "foo ref update", event: refEvent("update", fooAPIVersion, "Foo", "foos", "ns", "a"), want: Target{Keys: key("ns", "a")}},

@@ -27,6 +27,8 @@ import (
 	"testing"
 	"time"
 
+	cloudevents "github.com/cloudevents/sdk-go/v2"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 
@@ -359,29 +361,48 @@ func TestAHandOffIsNotTakenAfterAnEventElsewhere(t *testing.T) {
 	}
 }
 
-// An event of an owned object that the holder of its owner's key wrote
-// reconciles nothing, whichever process it reaches, as with one process:
-// the one it reaches does not know the write, the holder does.
+// An event of an object that the holder of its owner's key wrote (the
+// owner's status, or an owned object) reconciles nothing, whichever process
+// it reaches, as with one process: the one it reaches does not know the
+// write, the holder does.
 func TestAnEventOfTheHoldersOwnWriteReconcilesNothing(t *testing.T) {
-	w := newWorld()
-	p := startProcesses(t, w, Options{}, "p0", "p1")
-	for _, ts := range p {
-		ts.srv.decoder.OwnWrites = ownwrites.New(0)
-	}
-	w.hold("ns/a", "p0")
-	p["p0"].srv.decoder.OwnWrites.Wrote(deploymentKind, "ns", "web", "7", "d-web")
-	for _, rv := range []string{"7", "8"} { // p0's write, then another's
-		e := adapterEvent("resource", "update", "apps/v1", "Deployment", "deployments", "ns", "web", map[string]any{
-			"apiVersion": "apps/v1", "kind": "Deployment",
-			"metadata": map[string]any{"name": "web", "namespace": "ns", "uid": "d-web", "resourceVersion": rv,
-				"ownerReferences": []any{map[string]any{"apiVersion": fooAPIVersion, "kind": "Foo", "name": "a", "uid": "u-a", "controller": true}}},
+	for name, tc := range map[string]struct {
+		gk    schema.GroupKind
+		name  string
+		event func(rv string) cloudevents.Event
+	}{
+		"an owned Deployment": {deploymentKind, "web", func(rv string) cloudevents.Event {
+			return adapterEvent("resource", "update", "apps/v1", "Deployment", "deployments", "ns", "web", map[string]any{
+				"apiVersion": "apps/v1", "kind": "Deployment",
+				"metadata": map[string]any{"name": "web", "namespace": "ns", "uid": "d-web", "resourceVersion": rv,
+					"ownerReferences": []any{map[string]any{"apiVersion": fooAPIVersion, "kind": "Foo", "name": "a", "uid": "u-a", "controller": true}}},
+			})
+		}},
+		"the Foo's status, not Ready yet": {fooKind, "a", func(rv string) cloudevents.Event {
+			return adapterEvent("resource", "update", fooAPIVersion, "Foo", "foos", "ns", "a", map[string]any{
+				"apiVersion": fooAPIVersion, "kind": "Foo",
+				"metadata": map[string]any{"name": "a", "namespace": "ns", "uid": "u-a", "generation": 1, "resourceVersion": rv},
+				"status":   map[string]any{"observedGeneration": 1},
+			})
+		}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			w := newWorld()
+			p := startProcesses(t, w, Options{}, "p0", "p1")
+			for _, ts := range p {
+				ts.srv.decoder.OwnWrites = ownwrites.New(0)
+			}
+			w.hold("ns/a", "p0")
+			p["p0"].srv.decoder.OwnWrites.Wrote(tc.gk, "ns", tc.name, "7", "")
+			for _, rv := range []string{"7", "8"} { // p0's write, then another's
+				if r := send(t, p["p1"].url, tc.event(rv), false); r.code != http.StatusOK {
+					t.Fatalf("the event at resourceVersion %s answered %d %s, want 200", rv, r.code, r.body)
+				}
+			}
+			if got0, got1 := p["p0"].rec.callsOf("ns/a"), p["p1"].rec.callsOf("ns/a"); got0 != 1 || got1 != 0 {
+				t.Errorf("reconciles of ns/a: %d in p0, %d in p1; want 1 (for another's write) and 0", got0, got1)
+			}
 		})
-		if r := send(t, p["p1"].url, e, false); r.code != http.StatusOK {
-			t.Fatalf("the event at resourceVersion %s answered %d %s, want 200", rv, r.code, r.body)
-		}
-	}
-	if got0, got1 := p["p0"].rec.callsOf("ns/a"), p["p1"].rec.callsOf("ns/a"); got0 != 1 || got1 != 0 {
-		t.Errorf("reconciles of ns/a: %d in p0, %d in p1; want 1 (for another's write) and 0", got0, got1)
 	}
 }
 
