@@ -89,23 +89,29 @@ type Written struct {
 	Namespace       string `json:"namespace,omitempty"`
 	Name            string `json:"name"`
 	ResourceVersion string `json:"resourceVersion"`
+	UID             string `json:"uid,omitempty"`
 	// Add: the event reports the object's creation.
 	Add bool `json:"add,omitempty"`
 }
 
-// IsOwnWrite tells whether w is a version the reconciler wrote in this
-// process (see OwnWrites), and forgets it.
+// IsOwnWrite tells whether the event that reports w tells nothing new to
+// this process, as Decode would have found had it reached it: w is a
+// version the reconciler wrote here (see OwnWrites, which forgets it), or
+// the creation of an owner it wrote since.
 func (d *Decoder) IsOwnWrite(w *Written) bool {
 	gk := schema.GroupKind{Group: w.Group, Kind: w.Kind}
-	if w.Add {
+	switch {
+	case w.Add && gk == d.Owner:
+		return d.OwnWrites.Outdates(gk, w.Namespace, w.Name, types.UID(w.UID))
+	case w.Add:
 		return d.OwnWrites.IsOwnAdd(gk, w.Namespace, w.Name, w.ResourceVersion)
 	}
 	return d.OwnWrites.IsOwn(gk, w.Namespace, w.Name, w.ResourceVersion)
 }
 
 // written is the Written of an event's object of kind gk.
-func written(gk schema.GroupKind, ns, name, rv string, add bool) *Written {
-	return &Written{Group: gk.Group, Kind: gk.Kind, Namespace: ns, Name: name, ResourceVersion: rv, Add: add}
+func written(gk schema.GroupKind, ns, name, rv string, uid types.UID, add bool) *Written {
+	return &Written{Group: gk.Group, Kind: gk.Kind, Namespace: ns, Name: name, ResourceVersion: rv, UID: string(uid), Add: add}
 }
 
 // Lookup is what an event still needs before its keys are known: a read of
@@ -420,8 +426,8 @@ func (d *Decoder) decodeResource(e *cloudevents.Event, verb string, sender Sende
 			}
 		}
 		t.Changed = verb == "update" && meta.DeletionTimestamp == nil && meta.Generation > obj.Status.ObservedGeneration
-		if verb == "update" {
-			t.Written = written(gk, meta.Namespace, meta.Name, meta.ResourceVersion, false)
+		if verb != "delete" {
+			t.Written = written(gk, meta.Namespace, meta.Name, meta.ResourceVersion, meta.UID, verb == "add")
 		}
 		return t, nil
 	}
@@ -464,7 +470,7 @@ func (d *Decoder) decodeResource(e *cloudevents.Event, verb string, sender Sende
 		return Target{Ignored: ownWrite(meta.Namespace, meta.Name, meta.ResourceVersion)}, nil
 	}
 	if verb != "delete" {
-		t.Written = written(gk, meta.Namespace, meta.Name, meta.ResourceVersion, verb == "add")
+		t.Written = written(gk, meta.Namespace, meta.Name, meta.ResourceVersion, meta.UID, verb == "add")
 	}
 	if verb != "delete" || owned.Get == nil && owned.OnDelete == nil {
 		return t, nil

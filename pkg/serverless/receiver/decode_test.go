@@ -105,19 +105,21 @@ func TestDecode(t *testing.T) {
 		want    Target
 		wantBad bool
 	}{
-		{name: "foo resource add", event: fooResourceEvent("add", "ns", "a"), want: Target{Keys: key("ns", "a"), Created: true}},
+		{name: "foo resource add", event: fooResourceEvent("add", "ns", "a"), want: Target{Keys: key("ns", "a"), Created: true,
+			Written: &Written{Group: "samplecontroller.knative.io", Kind: "Foo", Namespace: "ns", Name: "a", UID: "u-a", Add: true}}},
 		{name: "foo resource update", event: fooResourceEvent("update", "ns", "a"), want: Target{Keys: key("ns", "a"), Changed: true,
-			Written: &Written{Group: "samplecontroller.knative.io", Kind: "Foo", Namespace: "ns", Name: "a"}}},
+			Written: &Written{Group: "samplecontroller.knative.io", Kind: "Foo", Namespace: "ns", Name: "a", UID: "u-a"}}},
 		{name: "foo resource delete", event: fooResourceEvent("delete", "ns", "a"), want: Target{Keys: key("ns", "a")}},
 		{name: "foo ref add", event: refEvent("add", fooAPIVersion, "Foo", "foos", "ns", "a"), want: Target{Keys: key("ns", "a")}},
 		{name: "foo ref update", event: refEvent("update", fooAPIVersion, "Foo", "foos", "ns", "a"), want: Target{Keys: key("ns", "a")}},
 		{name: "foo ref delete", event: refEvent("delete", fooAPIVersion, "Foo", "foos", "ns", "a"), want: Target{Keys: key("ns", "a")}},
 		{name: "foo of another version", event: refEvent("add", "samplecontroller.knative.io/v1", "Foo", "foos", "ns", "a"), want: Target{Keys: key("ns", "a")}},
-		{name: "kind only in the extensions", event: withData(fooResourceEvent("add", "ns", "a"), "application/json", []byte(`{"metadata":{"name":"a","namespace":"ns"}}`)), want: Target{Keys: key("ns", "a"), Created: true}},
+		{name: "kind only in the extensions", event: withData(fooResourceEvent("add", "ns", "a"), "application/json", []byte(`{"metadata":{"name":"a","namespace":"ns"}}`)), want: Target{Keys: key("ns", "a"), Created: true,
+			Written: &Written{Group: "samplecontroller.knative.io", Kind: "Foo", Namespace: "ns", Name: "a", Add: true}}},
 		{name: "owned deployment resource add", event: deploymentResourceEvent("add", "ns", "web", "a"), want: Target{Keys: key("ns", "a"),
-			Written: &Written{Group: "apps", Kind: "Deployment", Namespace: "ns", Name: "web", Add: true}}},
+			Written: &Written{Group: "apps", Kind: "Deployment", Namespace: "ns", Name: "web", UID: "d-web", Add: true}}},
 		{name: "owned deployment resource update", event: deploymentResourceEvent("update", "ns", "web", "a"), want: Target{Keys: key("ns", "a"),
-			Written: &Written{Group: "apps", Kind: "Deployment", Namespace: "ns", Name: "web"}}},
+			Written: &Written{Group: "apps", Kind: "Deployment", Namespace: "ns", Name: "web", UID: "d-web"}}},
 		{name: "owned deployment resource delete", event: deploymentResourceEvent("delete", "ns", "web", "a"), want: Target{Keys: key("ns", "a")}},
 		{name: "deployment without owner", event: deploymentResourceEvent("update", "ns", "web", ""), want: Target{Ignored: "ns/web is not controlled by a Foo"}},
 		{

@@ -337,13 +337,13 @@ func (s *Server) serveKeys(w http.ResponseWriter, r *http.Request) {
 	// The event reports this process's own write: nothing to reconcile.
 	own := body.Written != nil && s.decoder.IsOwnWrite(body.Written)
 	for _, k := range keys {
+		// Another process was sent an event about k: what one handed
+		// off here may no longer be k's object.
+		s.decoder.Handoff.Forget(k)
 		_, local := s.opts.Spread.Route(k.String())
 		if local && own {
 			continue
 		}
-		// Another process was sent an event about k: what one handed
-		// off here may no longer be k's object.
-		s.decoder.Handoff.Forget(k)
 		if local {
 			here = append(here, k)
 		} else {

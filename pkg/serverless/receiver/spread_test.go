@@ -385,6 +385,14 @@ func TestAnEventOfTheHoldersOwnWriteReconcilesNothing(t *testing.T) {
 				"status":   map[string]any{"observedGeneration": 1},
 			})
 		}},
+		// An add that comes after the holder wrote the Foo (a burst's
+		// resync reconciled it first) tells it nothing: rv is ignored.
+		"the Foo's add, written since": {fooKind, "a", func(rv string) cloudevents.Event {
+			if rv == "7" {
+				return fooResourceEvent("add", "ns", "a")
+			}
+			return fooResourceEvent("update", "ns", "a") // a new spec
+		}},
 	} {
 		t.Run(name, func(t *testing.T) {
 			w := newWorld()
@@ -393,7 +401,7 @@ func TestAnEventOfTheHoldersOwnWriteReconcilesNothing(t *testing.T) {
 				ts.srv.decoder.OwnWrites = ownwrites.New(0)
 			}
 			w.hold("ns/a", "p0")
-			p["p0"].srv.decoder.OwnWrites.Wrote(tc.gk, "ns", tc.name, "7", "")
+			p["p0"].srv.decoder.OwnWrites.Wrote(tc.gk, "ns", tc.name, "7", types.UID("u-"+tc.name))
 			for _, rv := range []string{"7", "8"} { // p0's write, then another's
 				if r := send(t, p["p1"].url, tc.event(rv), false); r.code != http.StatusOK {
 					t.Fatalf("the event at resourceVersion %s answered %d %s, want 200", rv, r.code, r.body)
