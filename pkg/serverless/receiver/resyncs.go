@@ -185,8 +185,9 @@ func (r *resyncs) forTakeovers(ctx context.Context) {
 // resync would list the same keys again. With a Spread, the resync runs in
 // the process that holds burstResyncKey; the others hand it the bursts
 // they count: one LIST per burst, not one per process, and a burst whose
-// events reach only other processes is resynced all the same. Nobody else waits for these reconciles;
-// if the list fails, the events' own keys still run theirs.
+// events reach only other processes is resynced all the same. Nobody else
+// waits for these reconciles; if the list fails, the events' own keys
+// still run theirs.
 func (r *resyncs) forBursts(ctx context.Context) {
 	logger := logging.FromContext(ctx)
 	var b aBurst
