@@ -545,7 +545,9 @@ func eventingTrouble(ctx context.Context) string {
 		}
 		var trouble []string
 		for _, l := range strings.Split(string(logs), "\n") {
-			if l := strings.ToLower(l); strings.Contains(l, `"severity":"error"`) || strings.Contains(l, `"severity":"warn`) {
+			// Eventing's config-logging names the level "level", Serving's "severity".
+			if l := strings.ToLower(l); strings.Contains(l, `"level":"error"`) || strings.Contains(l, `"level":"warn`) ||
+				strings.Contains(l, `"severity":"error"`) || strings.Contains(l, `"severity":"warn`) {
 				trouble = append(trouble, l)
 			}
 		}
