@@ -390,8 +390,8 @@ func burstWithPodDeletions(t *testing.T) {
 		return converged(ctx, ns, n)
 	})
 	t.Logf("%d Foos converged %v after the first create, the reconciler's pod deleted twice", n, time.Since(start).Round(time.Millisecond))
-	if seen := stopWatching(); len(seen) > 0 {
-		t.Errorf("the dead-letter sink was woken during the burst: pods %v; its log:\n%s", seen, deadLetterLogs())
+	if seen, logs := stopWatching(); len(seen) > 0 {
+		t.Errorf("the dead-letter sink was woken during the burst: pods %v; its log:\n%s", seen, logs)
 	}
 }
 
@@ -426,46 +426,79 @@ func converged(ctx context.Context, ns string, n int) (bool, string) {
 }
 
 // watchDeadLetters records every dead-letter sink pod created from now
-// until the returned function is called, which returns their names. The
-// sink scales to zero, so an event sent to it makes a pod.
-func watchDeadLetters(t *testing.T) func() []string {
+// until the returned function is called, which returns their names and
+// what they logged (read while they run: the sink scales to zero, and its
+// pods are gone by the time a test looks). An event sent to the sink
+// makes a pod.
+func watchDeadLetters(t *testing.T) func() ([]string, string) {
 	t.Helper()
 	atZero(t, stream, deadLetters)
-	return watchPods(stream, deadLetters)
+	stop := watchPodsLogs(stream, deadLetters, "user-container")
+	return func() ([]string, string) {
+		names, logs := stop()
+		if len(names) == 0 {
+			return nil, ""
+		}
+		return names, logs + eventingTrouble(context.Background())
+	}
 }
 
 // watchPods watches the pods of Knative Service ns/ksvc and returns a
 // function that stops and returns the names of those made since the call.
 func watchPods(ns, ksvc string) func() []string {
+	stop := watchPodsLogs(ns, ksvc, "")
+	return func() []string {
+		names, _ := stop()
+		return names
+	}
+}
+
+// watchPodsLogs is watchPods that also keeps the log of container, if not
+// empty, of each pod it sees made, as last read while the pod was there,
+// and returns those logs too.
+func watchPodsLogs(ns, ksvc, container string) func() ([]string, string) {
 	since := metav1.NewTime(time.Now().Truncate(time.Second))
 	ctx, cancel := context.WithCancel(context.Background())
-	seen := map[string]bool{}
-	var mu sync.Mutex
+	var seen []string
+	logs := map[string][]byte{}
+	readLog := func(ctx context.Context, pod string) {
+		l, err := kube.CoreV1().Pods(ns).GetLogs(pod, &corev1.PodLogOptions{Container: container}).DoRaw(ctx)
+		if err == nil && len(l) >= len(logs[pod]) {
+			logs[pod] = l
+		}
+	}
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
 		for ctx.Err() == nil {
 			pods, err := kube.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: "serving.knative.dev/service=" + ksvc})
 			if err == nil {
-				mu.Lock()
 				for _, p := range pods.Items {
-					if !p.CreationTimestamp.Before(&since) {
-						seen[p.Name] = true
+					if p.CreationTimestamp.Before(&since) {
+						continue
+					}
+					if !slices.Contains(seen, p.Name) {
+						seen = append(seen, p.Name)
+					}
+					if container != "" {
+						readLog(ctx, p.Name)
 					}
 				}
-				mu.Unlock()
 			}
 			time.Sleep(200 * time.Millisecond)
 		}
 	}()
-	return func() []string {
+	return func() ([]string, string) {
 		cancel()
 		<-done
-		var names []string
-		for name := range seen {
-			names = append(names, name)
+		var out strings.Builder
+		for _, name := range seen {
+			if container != "" {
+				readLog(context.Background(), name) // what it logged since, if it is still there
+				fmt.Fprintf(&out, "%s:\n%s\n", name, logs[name])
+			}
 		}
-		return names
+		return seen, out.String()
 	}
 }
 
@@ -494,27 +527,6 @@ func deadLettered(t *testing.T, within time.Duration, want ...string) string {
 		return false, fmt.Sprintf("%d dead-letter pods, no such event", len(pods.Items))
 	})
 	return found
-}
-
-// deadLetterLogs returns what the dead-letter sink's pods have logged: the
-// events, with the knativeerror* attributes that say why they came.
-func deadLetterLogs() string {
-	ctx := context.Background()
-	pods, err := kube.CoreV1().Pods(stream).List(ctx, metav1.ListOptions{LabelSelector: "serving.knative.dev/service=" + deadLetters})
-	if err != nil {
-		return err.Error()
-	}
-	var out strings.Builder
-	for _, p := range pods.Items {
-		logs, err := kube.CoreV1().Pods(stream).GetLogs(p.Name, &corev1.PodLogOptions{Container: "user-container"}).DoRaw(ctx)
-		if err != nil {
-			fmt.Fprintf(&out, "%s: %v\n", p.Name, err)
-			continue
-		}
-		fmt.Fprintf(&out, "%s:\n%s\n", p.Name, logs)
-	}
-	out.WriteString(eventingTrouble(ctx))
-	return out.String()
 }
 
 // eventingTrouble tells what the broker's pods went through: restarts, and
