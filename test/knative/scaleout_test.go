@@ -139,10 +139,8 @@ func autoscaledBurst(t *testing.T) {
 		t.Errorf("the Deployments were created by %d pod(s), want more than one: the autoscaler kept the burst on one pod", len(w.CreatesBy))
 	}
 	// A dead letter that the Foo reconciler failed is a lost event. Others
-	// are logged: those of a Trigger an earlier subtest deleted (the
-	// broker's channel still delivers to it for a while, its filter answers
-	// 404, and after 10 retries, about 8.5 min, the event is dead-lettered
-	// without knativeerror* attributes).
+	// are logged: those of a Trigger an earlier subtest deleted
+	// (docs/shared-stream.md, "Leave").
 	if seen, logs := stopWatching(); len(seen) > 0 {
 		t.Logf("the dead-letter sink was woken by the burst: pods %v; its log:\n%s", seen, logs)
 		noneFailedBy(t, logs, service)

@@ -530,9 +530,10 @@ func deadLettered(t *testing.T, within time.Duration, want ...string) string {
 }
 
 // eventingTrouble tells what the broker's pods went through: restarts, and
-// the warnings and errors their logs hold (the last 40 lines of each). A
-// dead letter without knativeerror* attributes was refused or lost between
-// the broker's channel and its filter, which the sink alone cannot tell.
+// the warnings, errors and gone Triggers their logs hold (the last 40
+// lines of each). A dead letter without knativeerror* attributes was
+// refused or lost between the broker's channel and its filter, which the
+// sink alone cannot tell.
 func eventingTrouble(ctx context.Context) string {
 	pods, err := kube.CoreV1().Pods("knative-eventing").List(ctx, metav1.ListOptions{})
 	if err != nil {
@@ -557,13 +558,16 @@ func eventingTrouble(ctx context.Context) string {
 		}
 		var trouble []string
 		for _, l := range strings.Split(string(logs), "\n") {
-			// Eventing's config-logging names the level "level", Serving's "severity".
+			// Eventing's config-logging names the level "level", Serving's
+			// "severity". The filter tells at info that a Trigger is gone
+			// (its events are dead-lettered: docs/shared-stream.md, "Leave").
 			if l := strings.ToLower(l); strings.Contains(l, `"level":"error"`) || strings.Contains(l, `"level":"warn`) ||
-				strings.Contains(l, `"severity":"error"`) || strings.Contains(l, `"severity":"warn`) {
+				strings.Contains(l, `"severity":"error"`) || strings.Contains(l, `"severity":"warn`) ||
+				strings.Contains(l, "unable to find the trigger") {
 				trouble = append(trouble, l)
 			}
 		}
-		fmt.Fprintf(&out, "%s: %d warnings and errors, the last:\n%s\n", p.Name, len(trouble), strings.Join(trouble[max(0, len(trouble)-40):], "\n"))
+		fmt.Fprintf(&out, "%s: %d warnings, errors and gone Triggers, the last:\n%s\n", p.Name, len(trouble), strings.Join(trouble[max(0, len(trouble)-40):], "\n"))
 	}
 	return out.String()
 }
