@@ -307,6 +307,38 @@ func TestAPingListsOnce(t *testing.T) {
 	}
 }
 
+// A process that starts beside others (a scale-up) lists nothing: the
+// others ran while it did not, so its cold start has nothing to reconcile.
+func TestAProcessThatJoinsOthersListsNothing(t *testing.T) {
+	p := env.procs[len(env.procs)-1]
+	p.stop()
+	from := auditEnd(t)
+	if err := p.start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	p.mu.Lock()
+	log := p.logs[len(p.logs)-1]
+	p.mu.Unlock()
+	clustertest.Eventually(t, time.Minute, "its cold start is done", func(context.Context) (bool, string) {
+		b, err := os.ReadFile(log)
+		if err != nil {
+			return false, err.Error()
+		}
+		return strings.Contains(string(b), `"message":"Cold-start resync`), "no cold-start resync in " + log
+	})
+	events, _, err := env.CP.AuditEvents(from, reconcilerUser, foo.AgentName)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range events {
+		// Of every namespace: a resync's (a claimants' lookup, of a
+		// Deployment deleted, is by field, in one namespace).
+		if e.Verb == "list" && e.ObjectRef.Namespace == "" && (e.ObjectRef.Resource == "foos" || e.ObjectRef.Resource == "deployments") {
+			t.Errorf("listed every namespace's %s while a process joined: %s", e.ObjectRef.Resource, e.RequestURI)
+		}
+	}
+}
+
 // Run last: the reconcilers used every rule of config/scale-out, and
 // nothing that config/ does not grant.
 func TestZZLeastPrivilegeOfTheBuckets(t *testing.T) {

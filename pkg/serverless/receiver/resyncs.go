@@ -122,8 +122,11 @@ func (r *resyncs) list(ctx context.Context, trigger string, namespaces ...string
 // atStart enqueues the keys the resync lists. Nobody waits for these
 // reconciles: an event that arrives meanwhile waits for its own keys only.
 // With a Spread, only the first process to run after none did enqueues
-// them (it holds every key then); one that joins others lists only, for the
-// Decoder, and reconciles nothing: the others ran while it did not.
+// them (it holds every key then). One that joins others reconciles nothing:
+// the others ran while it did not. It lists only if owners track objects
+// (Decoder.Tracked), whose owners it learns from the list's dry runs;
+// otherwise it lists nothing, and its Decoder looks up the claimants of a
+// delete until a ping's resync lists (see waiting).
 func (r *resyncs) atStart(ctx context.Context) {
 	logger := logging.FromContext(ctx)
 	enqueue := true
@@ -131,6 +134,10 @@ func (r *resyncs) atStart(ctx context.Context) {
 		settleCtx, cancel := context.WithTimeout(ctx, r.deadline)
 		enqueue = r.spread.Settle(settleCtx)
 		cancel()
+	}
+	if !enqueue && len(r.decoder.Tracked) == 0 {
+		logger.Info("Cold-start resync: other processes run, nothing listed")
+		return
 	}
 	err := wait.ExponentialBackoffWithContext(ctx, wait.Backoff{Duration: 100 * time.Millisecond, Factor: 2, Steps: 8, Cap: 10 * time.Second},
 		func(context.Context) (bool, error) {

@@ -31,6 +31,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
+	logtesting "knative.dev/pkg/logging/testing"
 
 	"github.com/frugal-operator/foo-operator/pkg/serverless/handoff"
 	"github.com/frugal-operator/foo-operator/pkg/serverless/ownwrites"
@@ -146,6 +147,42 @@ func TestAPingReconcilesEachKeyOnceWhereItIsHeld(t *testing.T) {
 				t.Errorf("%s reconciled %d times in %s, want %d", key, got, name, want)
 			}
 		}
+	}
+}
+
+// joiner is the Spread of a process that starts beside others.
+type joiner struct{ view }
+
+func (joiner) Settle(context.Context) bool { return false }
+
+// A process that starts beside others reconciles nothing at its cold start,
+// and lists only to learn what owners track: with every pod of a scale-up
+// listing, N pods would cost N full LISTs.
+func TestAJoiningProcessListsOnlyToLearnWhatIsTracked(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		tracked   bool
+		wantLists int32
+	}{{"nothing tracked", false, 0}, {"owners track objects", true, 1}} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := logtesting.TestContextWithLogger(t)
+			d, _ := newDecoder()
+			if tc.tracked {
+				d = trackingDecoder(t)
+			}
+			var lists atomic.Int32
+			s := New(ctx, newFakeReconciler(nil), d, func(context.Context, ...string) ([]types.NamespacedName, []types.NamespacedName, error) {
+				lists.Add(1)
+				return key("a", "one"), nil, nil
+			}, Options{Spread: joiner{view{w: newWorld(), me: "p1"}}})
+			s.resyncs.atStart(ctx)
+			if got := lists.Load(); got != tc.wantLists {
+				t.Errorf("lists at the cold start = %d, want %d", got, tc.wantLists)
+			}
+			if got := s.impl.WorkQueue().Len(); got != 0 {
+				t.Errorf("%d keys enqueued at the cold start, want none", got)
+			}
+		})
 	}
 }
 
