@@ -26,11 +26,14 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrs "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/frugal-operator/foo-operator/pkg/reconciler/foo"
+	"github.com/frugal-operator/foo-operator/pkg/reconciler/foo/resources"
 	"github.com/frugal-operator/foo-operator/pkg/serverless/buckets"
+	"github.com/frugal-operator/foo-operator/pkg/serverless/requeue"
 	"github.com/frugal-operator/foo-operator/test/clustertest"
 	"github.com/frugal-operator/foo-operator/test/controlplane"
 	"github.com/frugal-operator/foo-operator/test/localenv"
@@ -87,6 +90,100 @@ func TestThreePodsShareABurst(t *testing.T) {
 	changesInARow(t, changed, 200)
 }
 
+// 12. Foos refused their names on three pods are each kept in the one
+// requeue PingSource, which more than one pod wrote, each merging its keys
+// into what the others had written; then, with the reconciler at zero and
+// the names freed, the requeue's ping wakes it and every Foo gets its
+// Deployment, and the PingSource is deleted with its last key (as
+// TestARefusedFooIsTriedAgainFromZero, on one pod).
+func TestRefusedFoosOnThreePodsAreTriedAgainFromZero(t *testing.T) {
+	ctx := context.Background()
+	const pods, n = 3, 30
+	quiet(t)
+	setResyncSchedule(t, "0 0 1 1 *")
+	scaledOut(t, pods, pods)
+	clustertest.Eventually(t, 3*time.Minute, "three ready reconciler pods of the new revision", func(ctx context.Context) (bool, string) {
+		running := readyPods(ctx, t)
+		return len(running) == pods, fmt.Sprintf("%d ready: %v", len(running), running)
+	})
+	ns := namespace(t)
+	from, err := controlplane.AuditLogEnd(auditLog)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys := make([]string, n)
+	for i := range n {
+		theirs := resources.MakeDeployment(newFoo(ns, "x", fmt.Sprintf("taken-%02d", i), 0))
+		theirs.OwnerReferences = nil
+		if _, err := kube.AppsV1().Deployments(ns).Create(ctx, theirs, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		createFoo(t, newFoo(ns, fmt.Sprintf("late-%02d", i), fmt.Sprintf("taken-%02d", i), 0))
+		keys[i] = fmt.Sprintf("%s/late-%02d", ns, i)
+	}
+	schedule := dyn.Resource(pingGVR).Namespace(system)
+	clustertest.Eventually(t, 2*time.Minute, "every Foo kept in the requeue schedule, which is Ready", func(ctx context.Context) (bool, string) {
+		u, err := schedule.Get(ctx, requeueSchedule, metav1.GetOptions{})
+		if err != nil {
+			return false, err.Error()
+		}
+		for _, key := range keys {
+			if !strings.Contains(u.GetAnnotations()[requeue.Annotation], `"`+key+`"`) {
+				return false, key + " missing from " + u.GetAnnotations()[requeue.Annotation]
+			}
+		}
+		return ready(ctx, pingGVR, system, requeueSchedule)
+	})
+	events, _, err := controlplane.ReadAuditLog(auditLog, from, "system:serviceaccount:"+system+":foo-reconciler", foo.AgentName)
+	if err != nil {
+		t.Fatal(err)
+	}
+	writers := map[string]int{}
+	for _, e := range events {
+		if e.ObjectRef != nil && e.ObjectRef.Resource == "pingsources" && e.ObjectRef.Name == requeueSchedule && e.Verb != "get" && len(e.SourceIPs) > 0 {
+			writers[e.SourceIPs[0]]++
+		}
+	}
+	t.Logf("the requeue schedule's writes, by pod IP: %v", writers)
+	if len(writers) < 2 {
+		t.Errorf("the requeue schedule was written by %d pod(s), want more than one: nothing shows the pods merging their keys", len(writers))
+	}
+
+	setReconciler(t, reconcilerEnv(t), map[string]string{"min-scale": "0", "max-scale": fmt.Sprint(pods)})
+	atZero(t, system, service)
+	zero := time.Now()
+	for i := range n {
+		if err := kube.AppsV1().Deployments(ns).Delete(ctx, fmt.Sprintf("taken-%02d", i), metav1.DeleteOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	woke := nextPod(t, zero, 4*time.Minute)
+	t.Logf("the reconciler woke %v after it was at zero", woke.Sub(zero.Truncate(time.Second)))
+	clustertest.Eventually(t, 2*time.Minute, "every Foo owns its Deployment", func(ctx context.Context) (bool, string) {
+		for i := range n {
+			name := fmt.Sprintf("taken-%02d", i)
+			d, err := kube.AppsV1().Deployments(ns).Get(ctx, name, metav1.GetOptions{})
+			if err != nil {
+				return false, err.Error()
+			}
+			if len(d.OwnerReferences) != 1 || d.OwnerReferences[0].Name != fmt.Sprintf("late-%02d", i) {
+				return false, fmt.Sprintf("%s: owners %v", name, d.OwnerReferences)
+			}
+		}
+		return true, ""
+	})
+	clustertest.Eventually(t, time.Minute, "the requeue schedule deleted with its last key", func(ctx context.Context) (bool, string) {
+		u, err := schedule.Get(ctx, requeueSchedule, metav1.GetOptions{})
+		if apierrs.IsNotFound(err) {
+			return true, ""
+		}
+		if err != nil {
+			return false, err.Error()
+		}
+		return false, "keys " + u.GetAnnotations()[requeue.Annotation]
+	})
+}
+
 // createAtOnce creates n Foos in ns from 8 clients at once, and calls
 // halfway, if not nil, once half of them are created.
 func createAtOnce(t *testing.T, ns string, n int, halfway func()) {
@@ -137,6 +234,15 @@ func autoscaledBurst(t *testing.T) {
 	}
 	if len(w.CreatesBy) < 2 {
 		t.Errorf("the Deployments were created by %d pod(s), want more than one: the autoscaler kept the burst on one pod", len(w.CreatesBy))
+	}
+	// A pod that joins others lists nothing (docs/configuration.md, "More
+	// than one pod"): the first pod's cold start lists every Foo (none if
+	// it found the pod before it still draining), and a ping's resync if
+	// one came.
+	lists := everyFooListed(t, from)
+	t.Logf("LISTs of every namespace's Foos, by pod IP: %v", lists)
+	if total := sumOf(lists); total > 2 {
+		t.Errorf("every namespace's Foos listed %d times during the burst, want at most 2 (a cold start and a ping)", total)
 	}
 	// A dead letter that the Foo reconciler failed is a lost event. Others
 	// are logged: those of a Trigger an earlier subtest deleted
@@ -270,6 +376,33 @@ func writesIn(t *testing.T, ns string, from int64) localenv.Writes {
 		t.Fatal(err)
 	}
 	return localenv.WritesIn(events, ns)
+}
+
+// everyFooListed counts the reconcilers' LISTs of every namespace's Foos
+// since the audit log's offset from (their first pages: a resync's), by
+// pod IP.
+func everyFooListed(t *testing.T, from int64) map[string]int {
+	t.Helper()
+	events, _, err := controlplane.ReadAuditLog(auditLog, from, "system:serviceaccount:"+system+":foo-reconciler", foo.AgentName)
+	if err != nil {
+		t.Fatal(err)
+	}
+	by := map[string]int{}
+	for _, e := range events {
+		if e.Verb == "list" && e.ObjectRef != nil && e.ObjectRef.Resource == "foos" && e.ObjectRef.Namespace == "" &&
+			!strings.Contains(e.RequestURI, "continue=") && len(e.SourceIPs) > 0 {
+			by[e.SourceIPs[0]]++
+		}
+	}
+	return by
+}
+
+func sumOf(m map[string]int) int {
+	n := 0
+	for _, v := range m {
+		n += v
+	}
+	return n
 }
 
 // readyPods are the reconciler's ready pods that are not being deleted,
