@@ -58,18 +58,7 @@ func TestARefusedFooIsTriedAgainFromZero(t *testing.T) {
 	}
 	createFoo(t, newFoo(ns, "late", "taken", 1))
 	refused := waitRefused(t, ns, "late")
-	schedule := dyn.Resource(pingGVR).Namespace(system)
-	key := ns + "/late"
-	clustertest.Eventually(t, time.Minute, "the Foo kept in the requeue schedule, which is Ready", func(ctx context.Context) (bool, string) {
-		u, err := schedule.Get(ctx, requeueSchedule, metav1.GetOptions{})
-		if err != nil {
-			return false, err.Error()
-		}
-		if !strings.Contains(u.GetAnnotations()[requeue.Annotation], `"`+key+`"`) {
-			return false, "keys " + u.GetAnnotations()[requeue.Annotation]
-		}
-		return ready(ctx, pingGVR, system, requeueSchedule)
-	})
+	keptForRequeue(t, time.Minute, ns+"/late")
 	if err := kube.AppsV1().Deployments(ns).Delete(ctx, "taken", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
@@ -94,8 +83,33 @@ func TestARefusedFooIsTriedAgainFromZero(t *testing.T) {
 		return len(d.OwnerReferences) == 1 && d.OwnerReferences[0].Name == "late", fmt.Sprintf("owners %v", d.OwnerReferences)
 	})
 	available(t, ns, "late", 1)
+	requeueScheduleGone(t)
+}
+
+// keptForRequeue waits until the requeue schedule holds every key and is
+// Ready.
+func keptForRequeue(t *testing.T, timeout time.Duration, keys ...string) {
+	t.Helper()
+	clustertest.Eventually(t, timeout, "kept in the requeue schedule, which is Ready", func(ctx context.Context) (bool, string) {
+		u, err := dyn.Resource(pingGVR).Namespace(system).Get(ctx, requeueSchedule, metav1.GetOptions{})
+		if err != nil {
+			return false, err.Error()
+		}
+		for _, key := range keys {
+			if !strings.Contains(u.GetAnnotations()[requeue.Annotation], `"`+key+`"`) {
+				return false, key + " missing from " + u.GetAnnotations()[requeue.Annotation]
+			}
+		}
+		return ready(ctx, pingGVR, system, requeueSchedule)
+	})
+}
+
+// requeueScheduleGone waits until the requeue schedule is deleted, as it is
+// with its last key.
+func requeueScheduleGone(t *testing.T) {
+	t.Helper()
 	clustertest.Eventually(t, time.Minute, "the requeue schedule deleted with its last key", func(ctx context.Context) (bool, string) {
-		u, err := schedule.Get(ctx, requeueSchedule, metav1.GetOptions{})
+		u, err := dyn.Resource(pingGVR).Namespace(system).Get(ctx, requeueSchedule, metav1.GetOptions{})
 		if apierrs.IsNotFound(err) {
 			return true, ""
 		}

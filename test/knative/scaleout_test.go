@@ -26,14 +26,12 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	apierrs "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/frugal-operator/foo-operator/pkg/reconciler/foo"
 	"github.com/frugal-operator/foo-operator/pkg/reconciler/foo/resources"
 	"github.com/frugal-operator/foo-operator/pkg/serverless/buckets"
-	"github.com/frugal-operator/foo-operator/pkg/serverless/requeue"
 	"github.com/frugal-operator/foo-operator/test/clustertest"
 	"github.com/frugal-operator/foo-operator/test/controlplane"
 	"github.com/frugal-operator/foo-operator/test/localenv"
@@ -121,19 +119,7 @@ func TestRefusedFoosOnThreePodsAreTriedAgainFromZero(t *testing.T) {
 		createFoo(t, newFoo(ns, fmt.Sprintf("late-%02d", i), fmt.Sprintf("taken-%02d", i), 0))
 		keys[i] = fmt.Sprintf("%s/late-%02d", ns, i)
 	}
-	schedule := dyn.Resource(pingGVR).Namespace(system)
-	clustertest.Eventually(t, 2*time.Minute, "every Foo kept in the requeue schedule, which is Ready", func(ctx context.Context) (bool, string) {
-		u, err := schedule.Get(ctx, requeueSchedule, metav1.GetOptions{})
-		if err != nil {
-			return false, err.Error()
-		}
-		for _, key := range keys {
-			if !strings.Contains(u.GetAnnotations()[requeue.Annotation], `"`+key+`"`) {
-				return false, key + " missing from " + u.GetAnnotations()[requeue.Annotation]
-			}
-		}
-		return ready(ctx, pingGVR, system, requeueSchedule)
-	})
+	keptForRequeue(t, 2*time.Minute, keys...)
 	events, _, err := controlplane.ReadAuditLog(auditLog, from, "system:serviceaccount:"+system+":foo-reconciler", foo.AgentName)
 	if err != nil {
 		t.Fatal(err)
@@ -172,16 +158,7 @@ func TestRefusedFoosOnThreePodsAreTriedAgainFromZero(t *testing.T) {
 		}
 		return true, ""
 	})
-	clustertest.Eventually(t, time.Minute, "the requeue schedule deleted with its last key", func(ctx context.Context) (bool, string) {
-		u, err := schedule.Get(ctx, requeueSchedule, metav1.GetOptions{})
-		if apierrs.IsNotFound(err) {
-			return true, ""
-		}
-		if err != nil {
-			return false, err.Error()
-		}
-		return false, "keys " + u.GetAnnotations()[requeue.Annotation]
-	})
+	requeueScheduleGone(t)
 }
 
 // createAtOnce creates n Foos in ns from 8 clients at once, and calls
