@@ -120,13 +120,9 @@ func TestRefusedFoosOnThreePodsAreTriedAgainFromZero(t *testing.T) {
 		keys[i] = fmt.Sprintf("%s/late-%02d", ns, i)
 	}
 	keptForRequeue(t, 2*time.Minute, keys...)
-	events, _, err := controlplane.ReadAuditLog(auditLog, from, "system:serviceaccount:"+system+":foo-reconciler", foo.AgentName)
-	if err != nil {
-		t.Fatal(err)
-	}
 	writers := map[string]int{}
-	for _, e := range events {
-		if e.ObjectRef != nil && e.ObjectRef.Resource == "pingsources" && e.ObjectRef.Name == requeueSchedule && e.Verb != "get" && len(e.SourceIPs) > 0 {
+	for _, e := range reconcilerRequests(t, from) {
+		if e.ObjectRef.Resource == "pingsources" && e.ObjectRef.Name == requeueSchedule && e.Verb != "get" && len(e.SourceIPs) > 0 {
 			writers[e.SourceIPs[0]]++
 		}
 	}
@@ -216,10 +212,10 @@ func autoscaledBurst(t *testing.T) {
 	// than one pod"): the first pod's cold start lists every Foo (none if
 	// it found the pod before it still draining), and a ping's resync if
 	// one came.
-	lists := everyFooListed(t, from)
+	lists := localenv.ListsOfEvery(reconcilerRequests(t, from), "foos")
 	t.Logf("LISTs of every namespace's Foos, by pod IP: %v", lists)
-	if total := sumOf(lists); total > 2 {
-		t.Errorf("every namespace's Foos listed %d times during the burst, want at most 2 (a cold start and a ping)", total)
+	if len(lists) > 2 {
+		t.Errorf("every namespace's Foos listed %d times during the burst, want at most 2 (a cold start and a ping)", len(lists))
 	}
 	// A dead letter that the Foo reconciler failed is a lost event. Others
 	// are logged: those of a Trigger an earlier subtest deleted
@@ -348,38 +344,18 @@ func changesInARow(t *testing.T, ns string, n int) {
 // audit log.
 func writesIn(t *testing.T, ns string, from int64) localenv.Writes {
 	t.Helper()
-	events, _, err := controlplane.ReadAuditLog(auditLog, from, "system:serviceaccount:"+system+":foo-reconciler", foo.AgentName)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return localenv.WritesIn(events, ns)
+	return localenv.WritesIn(reconcilerRequests(t, from), ns)
 }
 
-// everyFooListed counts the reconcilers' LISTs of every namespace's Foos
-// since the audit log's offset from (their first pages: a resync's), by
-// pod IP.
-func everyFooListed(t *testing.T, from int64) map[string]int {
+// reconcilerRequests are the Foo reconciler's requests since the audit
+// log's offset from.
+func reconcilerRequests(t *testing.T, from int64) []controlplane.AuditEvent {
 	t.Helper()
 	events, _, err := controlplane.ReadAuditLog(auditLog, from, "system:serviceaccount:"+system+":foo-reconciler", foo.AgentName)
 	if err != nil {
 		t.Fatal(err)
 	}
-	by := map[string]int{}
-	for _, e := range events {
-		if e.Verb == "list" && e.ObjectRef != nil && e.ObjectRef.Resource == "foos" && e.ObjectRef.Namespace == "" &&
-			!strings.Contains(e.RequestURI, "continue=") && len(e.SourceIPs) > 0 {
-			by[e.SourceIPs[0]]++
-		}
-	}
-	return by
-}
-
-func sumOf(m map[string]int) int {
-	n := 0
-	for _, v := range m {
-		n += v
-	}
-	return n
+	return events
 }
 
 // readyPods are the reconciler's ready pods that are not being deleted,

@@ -19,6 +19,7 @@ package localenv
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
@@ -115,4 +116,18 @@ func WritesIn(events []controlplane.AuditEvent, ns string) Writes {
 		}
 	}
 	return w
+}
+
+// ListsOfEvery returns, for each LIST of every namespace's objects of
+// resource among events (its first page: a resync's, where a lookup is in
+// one namespace), the sender's IP.
+func ListsOfEvery(events []controlplane.AuditEvent, resource string) []string {
+	var senders []string
+	for _, e := range events {
+		if e.Verb == "list" && e.ObjectRef.Resource == resource && e.ObjectRef.Namespace == "" &&
+			!strings.Contains(e.RequestURI, "continue=") && len(e.SourceIPs) > 0 {
+			senders = append(senders, e.SourceIPs[0])
+		}
+	}
+	return senders
 }

@@ -294,16 +294,8 @@ func TestAPingListsOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	lists := 0
-	for _, e := range events {
-		// Every namespace's Foos, the first page (the claimants' lookups
-		// are by field, in one namespace).
-		if e.Verb == "list" && e.ObjectRef.Resource == "foos" && e.ObjectRef.Namespace == "" && !strings.Contains(e.RequestURI, "continue=") {
-			lists++
-		}
-	}
-	if lists != 1 {
-		t.Errorf("the ping listed the Foos %d times, want once", lists)
+	if lists := localenv.ListsOfEvery(events, "foos"); len(lists) != 1 {
+		t.Errorf("the ping listed the Foos %d times, want once", len(lists))
 	}
 }
 
@@ -330,11 +322,9 @@ func TestAProcessThatJoinsOthersListsNothing(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, e := range events {
-		// Of every namespace: a resync's (a claimants' lookup, of a
-		// Deployment deleted, is by field, in one namespace).
-		if e.Verb == "list" && e.ObjectRef.Namespace == "" && (e.ObjectRef.Resource == "foos" || e.ObjectRef.Resource == "deployments") {
-			t.Errorf("listed every namespace's %s while a process joined: %s", e.ObjectRef.Resource, e.RequestURI)
+	for _, resource := range []string{"foos", "deployments"} {
+		if lists := localenv.ListsOfEvery(events, resource); len(lists) > 0 {
+			t.Errorf("listed every namespace's %s %d times while a process joined", resource, len(lists))
 		}
 	}
 }
