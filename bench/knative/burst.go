@@ -74,7 +74,9 @@ type burstResult struct {
 
 // runBurst times n Foos created at once once the path is ready, then reads
 // our reconciler's requests from the audit log or deletes the classic's.
-func runBurst(ctx context.Context, w wiring, spec burstSpec, pair string, order, n int) (burstResult, error) {
+// untilReconciled ends the burst at the first reconcile of every Foo,
+// deletes its objects, ours too, and reads our requests until then.
+func runBurst(ctx context.Context, w wiring, spec burstSpec, pair string, order, n int, untilReconciled bool) (burstResult, error) {
 	res, b := burstResult{Side: spec.side, Pair: pair, Order: order, Namespace: spec.ns}, batch{spec.kind, spec.ns}
 	logf("burst of %d Foos: %s (%s pair, %d of 2)", n, spec.side, pair, order)
 	before := func(ctx context.Context) error { return atZero(ctx, true, w.reconcilers...) }
@@ -88,11 +90,13 @@ func runBurst(ctx context.Context, w wiring, spec burstSpec, pair string, order,
 	if err != nil {
 		return res, err
 	}
-	start, err := res.follow(ctx, b, n)
+	start, err := res.follow(ctx, b, n, untilReconciled)
 	if err != nil {
 		return res, err
-	} else if spec.kind == classicFoo {
-		return res, b.empty(ctx)
+	} else if spec.kind == classicFoo || untilReconciled {
+		if err := b.empty(ctx); err != nil || spec.kind == classicFoo {
+			return res, err
+		}
 	}
 	after := func(ctx context.Context) error { return atZero(ctx, true, fooReconciler) } // its last requests are in the log then
 	if spec.warm > 0 {
@@ -102,6 +106,10 @@ func runBurst(ctx context.Context, w wiring, spec burstSpec, pair string, order,
 		return res, err
 	}
 	entries, _, err := controlplane.ReadAuditLog(auditLog, offset, reconcilerUser, "")
+	if untilReconciled {
+		end := start.Add(time.Duration(res.FirstReconcileAllSeconds * float64(time.Second)))
+		entries = slices.DeleteFunc(entries, func(e controlplane.AuditEvent) bool { return e.Received.After(end) })
+	}
 	res.Audit = breakdown(entries, start)
 	return res, err
 }
@@ -141,8 +149,9 @@ func quiet(ctx context.Context, offset int64) error {
 }
 
 // follow creates the n objects and samples them every half second until
-// every milestone is reached, returning when the burst started.
-func (res *burstResult) follow(ctx context.Context, b batch, n int) (time.Time, error) {
+// every milestone is reached (untilReconciled: the first reconcile of every
+// Foo), returning when the burst started.
+func (res *burstResult) follow(ctx context.Context, b batch, n int, untilReconciled bool) (time.Time, error) {
 	before, err := readCPU()
 	start, created := time.Now(), make(chan error, 1)
 	if err != nil {
@@ -182,8 +191,8 @@ func (res *burstResult) follow(ctx context.Context, b batch, n int) (time.Time, 
 		}
 		reach(&res.DeploymentsObservedAllSeconds, p.objects == n && p.observed == n)
 		reach(&res.ReadyAllSeconds, b.kind == oursFoo && p.objects == n && p.ready == n)
-		return res.CreatedSeconds > 0 && res.FirstReconcileAllSeconds > 0 && res.DeploymentsObservedAllSeconds > 0 &&
-			(b.kind != oursFoo || res.ReadyAllSeconds > 0), nil
+		return res.CreatedSeconds > 0 && res.FirstReconcileAllSeconds > 0 && (untilReconciled || res.DeploymentsObservedAllSeconds > 0 &&
+			(b.kind != oursFoo || res.ReadyAllSeconds > 0)), nil
 	})
 	logf("  every Foo reconciled at %.1f s, every Deployment observed at %.1f s, every Foo Ready at %.1f s",
 		res.FirstReconcileAllSeconds, res.DeploymentsObservedAllSeconds, res.ReadyAllSeconds)

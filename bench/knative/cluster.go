@@ -429,14 +429,18 @@ func (b batch) progress(ctx context.Context) (progress, error) {
 	return p, nil
 }
 
-// empty deletes the batch's objects and waits until they, their
-// Deployments and ReplicaSets (the garbage collector's backlog) are gone.
+// empty deletes the batch's objects, then their Deployments and ReplicaSets
+// (rather than leave them to the garbage collector, at 20 requests/s), and
+// waits until they are all gone.
 func (b batch) empty(ctx context.Context) error {
 	if p, err := b.progress(ctx); err != nil || p.objects == 0 {
 		return err
 	}
 	logf("emptying %s", b.ns)
-	if err := dyn.Resource(b.kind.gvr()).Namespace(b.ns).DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{}); err != nil {
+	all, apps := metav1.ListOptions{}, kube.AppsV1()
+	if err := errors.Join(dyn.Resource(b.kind.gvr()).Namespace(b.ns).DeleteCollection(ctx, metav1.DeleteOptions{}, all),
+		apps.Deployments(b.ns).DeleteCollection(ctx, metav1.DeleteOptions{}, all),
+		apps.ReplicaSets(b.ns).DeleteCollection(ctx, metav1.DeleteOptions{}, all)); err != nil {
 		return err
 	}
 	return poll(ctx, 2*time.Second, 20*time.Minute, b.ns+" empty", func(ctx context.Context) (bool, error) {

@@ -52,9 +52,10 @@ func (r *results) write(out string) error {
 
 // header is the title, the command and the run's notes.
 func header(b *strings.Builder, r *results) {
-	fmt.Fprintf(b, "# On real Knative: the one-node cluster (hack/cluster), %s\n\n`hack/bench-knative.sh -wakeups %d -n %d -idle %v -burst %d -pairs %s`. "+
+	until := map[bool]string{true: " -until-reconciled"}[r.UntilReconciled]
+	fmt.Fprintf(b, "# On real Knative: the one-node cluster (hack/cluster), %s\n\n`hack/bench-knative.sh -wakeups %d -n %d -idle %v -burst %d%s -pairs %s`. "+
 		"The classic is k8s.io/sample-controller v0.35.4 as a pod, its client raised to the reconciler's limit (200 requests/s, burst 400). "+
-		"Foos ask for 0 replicas.\n\n", r.Started.Format(time.RFC3339), r.WakeUps, r.N, time.Duration(r.IdleSeconds*1e9), r.Burst, strings.Join(r.Pairs, ","))
+		"Foos ask for 0 replicas.\n\n", r.Started.Format(time.RFC3339), r.WakeUps, r.N, time.Duration(r.IdleSeconds*1e9), r.Burst, until, strings.Join(r.Pairs, ","))
 	for _, n := range r.Notes {
 		fmt.Fprintf(b, "- %s\n", n)
 	}
@@ -189,8 +190,9 @@ func bursts(b *strings.Builder, r *results) {
 	fmt.Fprintf(b, "## Bursts of %d Foos\n\nEach in a fresh namespace, once every Deployment of the bench is observed, the adapter delivers "+
 		"(a canary Foo) and our reconciler is at zero, its pods gone (with pods kept, that many ready). Seconds from the first create; first reconcile: ours, its status of "+
 		"its generation; the classic's, its Deployment made and a status; observed: the Deployment's status of its generation. The "+
-		"classic's Foos are deleted once timed: it resyncs every Foo every 30 s.\n\n| burst | order in its pair | all created | "+
-		"first reconcile of every Foo | every Deployment observed | every Foo Ready |%s\n|---|---|---:|---:|---:|---:|%s\n", r.Burst, podsHead, podsRule)
+		"classic's Foos are deleted once timed: it resyncs every Foo every 30 s.%s\n\n| burst | order in its pair | all created | "+
+		"first reconcile of every Foo | every Deployment observed | every Foo Ready |%s\n|---|---|---:|---:|---:|---:|%s\n", r.Burst, map[bool]string{true: " With -until-reconciled a burst ends at " +
+		"the first reconcile of every Foo, and its Foos, ours too, their Deployments and ReplicaSets are deleted then."}[r.UntilReconciled], podsHead, podsRule)
 	for _, res := range sortedBursts(r, false) {
 		ready, pods := "—", " 1, always on |" // the classic's Foos have no Ready condition
 		if !strings.HasPrefix(res.Side, "classic") {
@@ -255,9 +257,10 @@ func auditTables(b *strings.Builder, r *results) {
 	for i, res := range audited {
 		if i == 0 {
 			fmt.Fprintf(b, "## Our reconciler's requests during its bursts (audit log)\n\nRequests of %s from the burst's first create "+
-				"until the reconciler's pods were gone (with pods kept, until 5 s after its last request but its Leases'), by verb and resource; seconds from the first create, when the API server received the "+
+				"until %s, by verb and resource; seconds from the first create, when the API server received the "+
 				"first and the last (results.json has them by second).\n\n| burst | requests | per Foo | by verb and resource | seconds |\n"+
-				"|---|---:|---:|---|---|\n", reconcilerUser)
+				"|---|---:|---:|---|---|\n", reconcilerUser, map[bool]string{true: "the first reconcile of every Foo",
+				false: "the reconciler's pods were gone (with pods kept, until 5 s after its last request but its Leases')"}[r.UntilReconciled])
 		}
 		t, kinds := res.Audit, make([]string, len(res.Audit.Columns))
 		for c, name := range t.Columns {
