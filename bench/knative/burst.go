@@ -20,6 +20,7 @@ import (
 	"bytes"
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"math"
@@ -153,8 +154,9 @@ func quiet(ctx context.Context, offset int64) error {
 // Foo), returning when the burst started.
 func (res *burstResult) follow(ctx context.Context, b batch, n int, untilReconciled bool) (time.Time, error) {
 	before, err := readCPU()
+	requestsBefore, err2 := apiServerRequests(ctx)
 	start, created := time.Now(), make(chan error, 1)
-	if err != nil {
+	if err = errors.Join(err, err2); err != nil {
 		return start, err
 	}
 	go func() { created <- b.create(ctx, n) }()
@@ -185,9 +187,11 @@ func (res *burstResult) follow(ctx context.Context, b batch, n int, untilReconci
 			res.MostPods = max(res.MostPods, len(slices.DeleteFunc(pods, func(p corev1.Pod) bool { return p.DeletionTimestamp != nil })))
 		}
 		if reach(&res.FirstReconcileAllSeconds, p.objects == n && p.reconciled == n) {
-			if res.CPU, err = cpuSince(ctx, before); err != nil {
-				return false, err
+			requests, err := apiServerRequests(ctx)
+			if res.CPU, err2 = cpuSince(ctx, before); errors.Join(err, err2) != nil {
+				return false, errors.Join(err, err2)
 			}
+			res.CPU.APIServerRequests = requests - requestsBefore
 		}
 		reach(&res.DeploymentsObservedAllSeconds, p.objects == n && p.observed == n)
 		reach(&res.ReadyAllSeconds, b.kind == oursFoo && p.objects == n && p.ready == n)
@@ -283,13 +287,15 @@ func cpuSeconds(pid int) (float64, error) {
 	return 0, fmt.Errorf("reading /proc/%d/stat: %v", pid, err)
 }
 
-// burstCPU is the node's CPU-seconds over a burst's window, by component.
+// burstCPU is the node's CPU-seconds over a burst's window, by component,
+// and the requests the API server served meanwhile.
 type burstCPU struct {
-	WindowSeconds float64        `json:"windowSeconds"`
-	Seconds       float64        `json:"seconds"`
-	Cores         float64        `json:"cores"`
-	NodeCores     int            `json:"nodeCores"`
-	Components    []cpuComponent `json:"components"`
+	WindowSeconds     float64        `json:"windowSeconds"`
+	Seconds           float64        `json:"seconds"`
+	Cores             float64        `json:"cores"`
+	NodeCores         int            `json:"nodeCores"`
+	Components        []cpuComponent `json:"components"`
+	APIServerRequests float64        `json:"apiServerRequests,omitempty"`
 }
 
 type cpuComponent struct {
@@ -304,6 +310,21 @@ func (c *burstCPU) of(name string) float64 {
 		return 0
 	}
 	return c.Components[i].Seconds
+}
+
+// apiServerRequests is how many requests the API server has served, of
+// every client: the sum of its apiserver_request_total.
+func apiServerRequests(ctx context.Context) (float64, error) {
+	metrics, err := kube.Discovery().RESTClient().Get().AbsPath("/metrics").DoRaw(ctx)
+	sum := 0.0
+	for line := range strings.Lines(string(metrics)) {
+		if strings.HasPrefix(line, "apiserver_request_total{") {
+			fields := strings.Fields(line)
+			n, err2 := strconv.ParseFloat(fields[len(fields)-1], 64)
+			sum, err = sum+n, errors.Join(err, err2)
+		}
+	}
+	return sum, err
 }
 
 // cpuSince is the CPU used since a, a pod's named by namespace and owner.

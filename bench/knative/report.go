@@ -216,7 +216,8 @@ func burstsCPU(b *strings.Builder, r *results) {
 	}
 	fmt.Fprintf(b, "## The node's CPU during the bursts\n\nCPU-seconds of every process of the node (the whole cluster and the bench), "+
 		"from the burst's first create to the first reconcile of every Foo, read from /proc; a pod's by its namespace and owner, a host "+
-		"process's by its program; components of at least 2 %% of a burst's total listed; cores busy of the node's %d.\n\n| component |", rows[0].CPU.NodeCores)
+		"process's by its program; components of at least 2 %% of a burst's total listed; cores busy of the node's %d; "+
+		"the API server's requests per second over the same window, from its apiserver_request_total (runs since 2026-12-07).\n\n| component |", rows[0].CPU.NodeCores)
 	var names []string
 	for _, res := range rows {
 		fmt.Fprintf(b, " %s (%s) |", res.Side, res.Namespace)
@@ -247,6 +248,9 @@ func burstsCPU(b *strings.Builder, r *results) {
 	row("**all**", "**%.1f**", func(c *burstCPU) float64 { return c.Seconds })
 	row("window (s)", "%.1f", func(c *burstCPU) float64 { return c.WindowSeconds })
 	row("cores busy", "%.2f", func(c *burstCPU) float64 { return c.Cores })
+	if slices.ContainsFunc(rows, func(res burstResult) bool { return res.CPU.APIServerRequests > 0 }) { // runs before did not count them
+		row("the API server's requests, every client's, per second", "%.0f", func(c *burstCPU) float64 { return c.APIServerRequests / c.WindowSeconds })
+	}
 	b.WriteString("\n")
 }
 
