@@ -22,17 +22,20 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	coordinationv1 "k8s.io/api/coordination/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"knative.dev/pkg/ptr"
 
 	samplesv1alpha1 "github.com/frugal-operator/foo-operator/pkg/apis/samplecontroller/v1alpha1"
 	"github.com/frugal-operator/foo-operator/pkg/reconciler/foo"
+	bucketset "github.com/frugal-operator/foo-operator/pkg/serverless/buckets"
 	"github.com/frugal-operator/foo-operator/test/clustertest"
 	"github.com/frugal-operator/foo-operator/test/controlplane"
 	"github.com/frugal-operator/foo-operator/test/localenv"
@@ -304,6 +307,24 @@ func TestAPingListsOnce(t *testing.T) {
 func TestAProcessThatJoinsOthersListsNothing(t *testing.T) {
 	p := env.procs[len(env.procs)-1]
 	p.stop()
+	// The others serve: one has just reconciled, and its member Lease says
+	// so. Beside members all idle for a Lease's duration, a process counts
+	// as the first to serve, and lists.
+	ns := namespace(t)
+	createFoos(t, ns, 1, nil)
+	clustertest.Eventually(t, time.Minute, "a Foo converged, a member Lease saying so", func(ctx context.Context) (bool, string) {
+		if ok, why := converged(ns, 1)(ctx); !ok {
+			return false, why
+		}
+		leases, err := env.Kube.CoordinationV1().Leases(localenv.Namespace).List(ctx, metav1.ListOptions{LabelSelector: bucketset.LabelKey})
+		if err != nil {
+			return false, err.Error()
+		}
+		return slices.ContainsFunc(leases.Items, func(l coordinationv1.Lease) bool {
+			at, err := time.Parse(time.RFC3339Nano, l.Annotations[bucketset.ActiveAnnotation])
+			return err == nil && time.Since(at) < 5*time.Second
+		}), "no member Lease says its process began a reconcile in the last 5 s"
+	})
 	from := auditEnd(t)
 	if err := p.start(context.Background()); err != nil {
 		t.Fatal(err)

@@ -41,6 +41,12 @@ import (
 // LabelKey labels every Lease of a Set with its Config.Name.
 const LabelKey = "serverless.frugal-operator.dev/buckets"
 
+// ActiveAnnotation, on a member Lease, is when that process last began a
+// reconcile, or started if later (RFC 3339). A member active within the
+// last LeaseDuration serves; one idle longer may be a pod that Knative
+// drains after a scale to zero, which renews its Lease until it stops.
+const ActiveAnnotation = "serverless.frugal-operator.dev/active"
+
 // Defaults of Config: those of knative.dev/pkg's leader election.
 const (
 	DefaultLeaseDuration = 15 * time.Second
@@ -78,14 +84,21 @@ type Set struct {
 	own  map[string]*bucket
 	// holders maps each bucket to its live holder, as last read.
 	holders map[string]string
-	// aloneAtFirst says whether the first read saw no other live member.
+	// active is when this process last entered a reconcile, or started.
+	active time.Time
+	// aloneAtFirst says whether the first read saw no other member
+	// active.
 	aloneAtFirst bool
+	// owed are the buckets that idle members held at the first read of a
+	// process alone then, and that were not its own: what their holders
+	// missed while none served, leading one later calls for a resync.
+	owed map[string]bool
 	// listed is closed once the Leases have been read.
 	listed     chan struct{}
 	listedOnce sync.Once
 	lease      *coordinationv1.Lease // the member Lease as last written
 	// takenOver is signalled when this process leads a bucket whose last
-	// holder ended without releasing it.
+	// holder ended without releasing it, or an owed one.
 	takenOver chan struct{}
 }
 
@@ -130,7 +143,8 @@ func New(cfg Config) (*Set, error) {
 	id.Write([]byte(cfg.Identity))
 	s := &Set{cfg: cfg, hashed: hash.NewBucketSet(sets.New(names...)), names: names,
 		member: fmt.Sprintf("%s.member.%016x", cfg.Name, id.Sum64()),
-		own:    make(map[string]*bucket), listed: make(chan struct{}), takenOver: make(chan struct{}, 1)}
+		own:    make(map[string]*bucket), listed: make(chan struct{}), takenOver: make(chan struct{}, 1),
+		active: time.Now(), owed: make(map[string]bool)}
 	s.idle = sync.NewCond(&s.mu)
 	return s, nil
 }
@@ -169,6 +183,7 @@ func (s *Set) round(ctx context.Context) {
 	}
 	now := time.Now()
 	members, holders := []string{s.cfg.Identity}, make(map[string]string, len(s.names))
+	othersActive := false
 	last := map[string]string{} // each bucket's holder, live or not
 	for i := range list.Items {
 		l := &list.Items[i]
@@ -181,6 +196,7 @@ func (s *Set) round(ctx context.Context) {
 			}
 		case ok && holder != s.cfg.Identity:
 			members = append(members, holder)
+			othersActive = othersActive || activeSince(l, now.Add(-s.cfg.LeaseDuration))
 		}
 	}
 	slices.Sort(members)
@@ -205,7 +221,12 @@ func (s *Set) round(ctx context.Context) {
 		}
 	}
 	s.listedOnce.Do(func() {
-		s.aloneAtFirst = len(members) == 1
+		s.aloneAtFirst = !othersActive
+		for name, h := range holders {
+			if s.aloneAtFirst && h != s.cfg.Identity && !slices.Contains(mine, name) {
+				s.owed[name] = true
+			}
+		}
 		close(s.listed)
 	})
 }
@@ -218,6 +239,14 @@ func liveHolder(l *coordinationv1.Lease, now time.Time) (string, bool) {
 		return "", false
 	}
 	return *sp.HolderIdentity, now.Before(sp.RenewTime.Add(time.Duration(*sp.LeaseDurationSeconds) * time.Second))
+}
+
+// activeSince tells whether a member Lease says its process was active at
+// or after since; one without ActiveAnnotation (a process of a version
+// that does not write it) counts as active.
+func activeSince(l *coordinationv1.Lease, since time.Time) bool {
+	at, err := time.Parse(time.RFC3339Nano, l.Annotations[ActiveAnnotation])
+	return err != nil || !at.Before(since)
 }
 
 // assigned returns the buckets that fall to me when the sorted buckets are
@@ -258,8 +287,9 @@ func (s *Set) elect(ctx context.Context, name string, orphan bool) *bucket {
 				s.mu.Lock()
 				defer s.mu.Unlock()
 				b.leading = leading.Err() == nil
-				if b.leading && b.orphan {
+				if b.leading && (b.orphan || s.owed[name]) {
 					b.orphan = false
+					delete(s.owed, name)
 					select {
 					case s.takenOver <- struct{}{}:
 					default: // one is pending
@@ -331,9 +361,13 @@ func (s *Set) leave(ctx context.Context) {
 func (s *Set) renewMember(ctx context.Context) error {
 	leases := s.cfg.Leases.Leases(s.cfg.Namespace)
 	now := metav1.NowMicro()
+	s.mu.Lock()
+	active := s.active.UTC().Format(time.RFC3339Nano)
+	s.mu.Unlock()
 	if s.lease != nil {
 		l := s.lease.DeepCopy()
 		l.Spec.RenewTime = &now
+		metav1.SetMetaDataAnnotation(&l.ObjectMeta, ActiveAnnotation, active)
 		if u, err := leases.Update(ctx, l, metav1.UpdateOptions{}); err == nil {
 			s.lease = u
 			return nil
@@ -348,12 +382,14 @@ func (s *Set) renewMember(ctx context.Context) error {
 	switch {
 	case apierrs.IsNotFound(err):
 		l, err = leases.Create(ctx, &coordinationv1.Lease{
-			ObjectMeta: metav1.ObjectMeta{Name: s.member, Namespace: s.cfg.Namespace, Labels: map[string]string{LabelKey: s.cfg.Name}},
-			Spec:       spec,
+			ObjectMeta: metav1.ObjectMeta{Name: s.member, Namespace: s.cfg.Namespace, Labels: map[string]string{LabelKey: s.cfg.Name},
+				Annotations: map[string]string{ActiveAnnotation: active}},
+			Spec: spec,
 		}, metav1.CreateOptions{})
 	case err == nil:
 		l = l.DeepCopy()
 		l.Spec = spec
+		metav1.SetMetaDataAnnotation(&l.ObjectMeta, ActiveAnnotation, active)
 		l, err = leases.Update(ctx, l, metav1.UpdateOptions{})
 	}
 	if err != nil {
@@ -376,6 +412,7 @@ func (s *Set) Enter(key string) (leave func(), ok bool) {
 		return nil, false
 	}
 	b.inflight++
+	s.active = time.Now()
 	return func() {
 		s.mu.Lock()
 		defer s.mu.Unlock()
@@ -403,13 +440,18 @@ func (s *Set) Route(key string) (addr string, local bool) {
 
 // TakenOver is signalled when this process has taken over a bucket from a
 // process that crashed: what that one was doing when it did, no event may
-// bring again (a sender gives up), so a resync should.
+// bring again (a sender gives up), so a resync should. It is signalled too
+// when a process that started with no other member active leads a bucket
+// that an idle member held then: that member was on its way out, and its
+// keys are still owed the resync that the first process after none runs.
 func (s *Set) TakenOver() <-chan struct{} { return s.takenOver }
 
 // Settle waits until the Leases have been read and this process leads
 // every bucket that is its own, or ctx is done. It returns whether the first
-// read saw no other live member: only then is this process the first after
-// a time when none ran.
+// read saw no other member active (one that began a reconcile or started
+// within LeaseDuration): then this process is the first to serve after a
+// time when none did, as when Knative starts a pod while it still drains
+// the last one of a scale to zero.
 func (s *Set) Settle(ctx context.Context) (alone bool) {
 	select {
 	case <-s.listed:

@@ -260,3 +260,62 @@ func TestBucketsOfACrashedProcessAreTakenOver(t *testing.T) {
 	}
 	eventually(t, "a holds every key", func() bool { return count(holders(t, a), "a:1") == len(keys) }, a)
 }
+
+// idleIn waits until m's member Lease says it has been idle for a
+// LeaseDuration (2 s here): no reconcile begun, nor a start, since.
+func idleIn(t *testing.T, leases coordinationv1client.LeasesGetter, m *member) {
+	t.Helper()
+	eventually(t, m.Identity()+"'s member Lease says it is idle", func() bool {
+		l, err := leases.Leases("system").Get(context.Background(), m.member, metav1.GetOptions{})
+		return err == nil && !activeSince(l, time.Now().Add(-2*time.Second))
+	})
+}
+
+// A process that starts while the only other member has been idle for a
+// LeaseDuration, as a pod that Knative drains after a scale to zero, is the
+// first to serve: alone. Once that member has left, leading the buckets it
+// held signals TakenOver, so that their keys get the resync too.
+func TestAMemberIdleForALeaseLeavesTheNextAlone(t *testing.T) {
+	leases := fake.NewClientset().CoordinationV1()
+	a := join(t, leases, "a:1")
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	a.Settle(ctx)
+	idleIn(t, leases, a)
+	b := join(t, leases, "b:1")
+	if alone := b.Settle(ctx); !alone {
+		t.Error("Settle() beside an idle member = not alone, want alone")
+	}
+	select {
+	case <-b.TakenOver():
+		t.Fatal("TakenOver signalled while the idle member still holds its buckets")
+	default:
+	}
+	a.stop()
+	select {
+	case <-b.TakenOver():
+	case <-ctx.Done():
+		t.Fatal("no TakenOver once the idle member left and its buckets were taken")
+	}
+	eventually(t, "b holds every key", func() bool { return count(holders(t, b), "b:1") == len(keys) }, b)
+}
+
+// A member that began a reconcile within a LeaseDuration serves: the next
+// process to start joins it.
+func TestAMemberThatReconciledKeepsTheNextFromBeingAlone(t *testing.T) {
+	leases := fake.NewClientset().CoordinationV1()
+	a := join(t, leases, "a:1")
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	a.Settle(ctx)
+	idleIn(t, leases, a)
+	holders(t, a) // a reconcile of every key
+	eventually(t, "a's member Lease says it is active", func() bool {
+		l, err := leases.Leases("system").Get(ctx, a.member, metav1.GetOptions{})
+		return err == nil && activeSince(l, time.Now().Add(-2*time.Second))
+	})
+	b := join(t, leases, "b:1")
+	if alone := b.Settle(ctx); alone {
+		t.Error("Settle() beside a member that reconciled = alone, want not alone")
+	}
+}

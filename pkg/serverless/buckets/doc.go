@@ -33,7 +33,10 @@ limitations under the License.
 // Identity: host:port), so that a process that receives an event for a key
 // it does not hold can send the key on to the one that does (see package
 // receiver). Leases carry the label LabelKey=<Name>, and are read once per
-// RetryPeriod by every member.
+// RetryPeriod by every member. A member Lease also says when its process
+// last began a reconcile (ActiveAnnotation): a process that starts while no
+// other member is active is the first to serve after a time when none did,
+// even if Knative still drains the last pod of a scale to zero (Settle).
 //
 // Safety rests on the Leases alone: a process reconciles a key only inside
 // Enter, which admits it only while the process leads the key's bucket; a

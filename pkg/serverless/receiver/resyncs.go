@@ -121,9 +121,10 @@ func (r *resyncs) list(ctx context.Context, trigger string, namespaces ...string
 
 // atStart enqueues the keys the resync lists. Nobody waits for these
 // reconciles: an event that arrives meanwhile waits for its own keys only.
-// With a Spread, only the first process to run after none did enqueues
-// them (it holds every key then). One that joins others reconciles nothing:
-// the others ran while it did not. It lists only if owners track objects
+// With a Spread, only the first process to serve after none did enqueues
+// them: it holds every key then, or, beside a pod that Knative still
+// drains, the rest once that one is gone (forTakeovers). One that joins
+// others reconciles nothing: the others ran while it did not. It lists only if owners track objects
 // (Decoder.Tracked), whose owners it learns from the list's dry runs;
 // otherwise it lists nothing, and its Decoder looks up the claimants of a
 // delete until a ping's resync lists (see waiting).
@@ -163,8 +164,9 @@ func (r *resyncs) atStart(ctx context.Context) {
 }
 
 // forTakeovers runs a resync each time the Spread takes keys over from a
-// process that crashed, until ctx is done. Nobody waits for these
-// reconciles; only the keys this process holds are enqueued.
+// process that crashed, or that was on its way out when this one started
+// alone, until ctx is done. Nobody waits for these reconciles; only the
+// keys this process holds are enqueued.
 func (r *resyncs) forTakeovers(ctx context.Context) {
 	logger := logging.FromContext(ctx)
 	for {
@@ -172,6 +174,15 @@ func (r *resyncs) forTakeovers(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case <-r.spread.TakenOver():
+		}
+		// Buckets are taken one at a time: once this process leads all
+		// its own, one list covers the signals of those taken meanwhile.
+		settleCtx, cancel := context.WithTimeout(ctx, r.deadline)
+		r.spread.Settle(settleCtx)
+		cancel()
+		select {
+		case <-r.spread.TakenOver():
+		default:
 		}
 		keys, err := r.list(ctx, "takeover")
 		if err != nil {
@@ -181,7 +192,7 @@ func (r *resyncs) forTakeovers(ctx context.Context) {
 		for _, k := range r.held(keys) {
 			r.impl.EnqueueSlowKey(k)
 		}
-		logger.Infow("Took over keys from a process that crashed: resync enqueued", zap.Int("keys", len(keys)))
+		logger.Infow("Took over keys owed a resync: enqueued", zap.Int("keys", len(keys)))
 	}
 }
 

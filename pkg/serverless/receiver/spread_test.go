@@ -48,6 +48,8 @@ type world struct {
 	stale map[[2]string]string
 	// takenOver is every process's Spread.TakenOver.
 	takenOver chan struct{}
+	// settled, if set, holds every Settle until it is closed.
+	settled chan struct{}
 	// entered counts each process's Spread.Enter of each key.
 	entered map[[2]string]int
 }
@@ -95,7 +97,15 @@ func (v view) Route(key string) (string, bool) {
 	return v.w.addr[h], false
 }
 
-func (v view) Settle(context.Context) bool { return true }
+func (v view) Settle(ctx context.Context) bool {
+	if v.w.settled != nil {
+		select {
+		case <-v.w.settled:
+		case <-ctx.Done():
+		}
+	}
+	return true
+}
 
 func (v view) TakenOver() <-chan struct{} { return v.w.takenOver }
 
@@ -256,6 +266,37 @@ func TestATakeoverResyncsTheKeysTakenOver(t *testing.T) {
 	}
 	if got := p0.rec.callsOf("a/two"); got != 0 {
 		t.Errorf("a/two, held elsewhere, was reconciled %d times", got)
+	}
+}
+
+// Buckets taken over one after another, while the process settles, cost
+// one list: the signals of those taken meanwhile are covered by it.
+func TestTakeoversWhileSettlingAreResyncedByOneList(t *testing.T) {
+	w := newWorld()
+	w.takenOver, w.settled = make(chan struct{}, 1), make(chan struct{}) // as package buckets signals
+	var lists atomic.Int32
+	p0 := startServerListing(t, newFakeReconciler(nil), Options{Spread: view{w: w, me: "p0"}},
+		func(context.Context, ...string) ([]types.NamespacedName, []types.NamespacedName, error) {
+			lists.Add(1)
+			return []types.NamespacedName{{Namespace: "a", Name: "one"}, {Namespace: "a", Name: "two"}}, nil, nil
+		})
+	w.hold("a/one", "p0")
+	w.takenOver <- struct{}{} // taken first: the resync waits for the process to settle
+	w.hold("a/two", "p0")
+	w.takenOver <- struct{}{} // taken meanwhile
+	close(w.settled)
+	err := wait.PollUntilContextTimeout(context.Background(), 5*time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
+		return p0.rec.callsOf("a/one") > 0 && p0.rec.callsOf("a/two") > 0, nil
+	})
+	if err != nil {
+		t.Fatal("the keys taken over were not reconciled")
+	}
+	// One list for both takeovers: a list for the second signal would
+	// follow the first within milliseconds.
+	_ = wait.PollUntilContextTimeout(context.Background(), 10*time.Millisecond, 300*time.Millisecond, true,
+		func(context.Context) (bool, error) { return lists.Load() > 1, nil })
+	if got := lists.Load(); got != 1 {
+		t.Errorf("%d lists, want 1 for both takeovers", got)
 	}
 }
 
