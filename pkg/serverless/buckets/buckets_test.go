@@ -261,13 +261,26 @@ func TestBucketsOfACrashedProcessAreTakenOver(t *testing.T) {
 	eventually(t, "a holds every key", func() bool { return count(holders(t, a), "a:1") == len(keys) }, a)
 }
 
-// idleIn waits until m's member Lease says it has been idle for a
-// LeaseDuration (2 s here): no reconcile begun, nor a start, since.
-func idleIn(t *testing.T, leases coordinationv1client.LeasesGetter, m *member) {
+// idleMember starts a member that has been idle for a LeaseDuration (2 s
+// here): no reconcile begun, nor a start, since, as its member Lease says.
+func idleMember(t *testing.T) (coordinationv1client.LeasesGetter, *member, context.Context) {
 	t.Helper()
-	eventually(t, m.Identity()+"'s member Lease says it is idle", func() bool {
+	leases := fake.NewClientset().CoordinationV1()
+	a := join(t, leases, "a:1")
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	t.Cleanup(cancel)
+	a.Settle(ctx)
+	leaseSaysActive(t, leases, a, false)
+	return leases, a, ctx
+}
+
+// leaseSaysActive waits until m's member Lease says whether its process
+// was active within the last LeaseDuration.
+func leaseSaysActive(t *testing.T, leases coordinationv1client.LeasesGetter, m *member, active bool) {
+	t.Helper()
+	eventually(t, fmt.Sprintf("%s's member Lease says active: %v", m.Identity(), active), func() bool {
 		l, err := leases.Leases("system").Get(context.Background(), m.member, metav1.GetOptions{})
-		return err == nil && !activeSince(l, time.Now().Add(-2*time.Second))
+		return err == nil && activeSince(l, time.Now().Add(-2*time.Second)) == active
 	})
 }
 
@@ -276,12 +289,7 @@ func idleIn(t *testing.T, leases coordinationv1client.LeasesGetter, m *member) {
 // first to serve: alone. Once that member has left, leading the buckets it
 // held signals TakenOver, so that their keys get the resync too.
 func TestAMemberIdleForALeaseLeavesTheNextAlone(t *testing.T) {
-	leases := fake.NewClientset().CoordinationV1()
-	a := join(t, leases, "a:1")
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	a.Settle(ctx)
-	idleIn(t, leases, a)
+	leases, a, ctx := idleMember(t)
 	b := join(t, leases, "b:1")
 	if alone := b.Settle(ctx); !alone {
 		t.Error("Settle() beside an idle member = not alone, want alone")
@@ -303,17 +311,9 @@ func TestAMemberIdleForALeaseLeavesTheNextAlone(t *testing.T) {
 // A member that began a reconcile within a LeaseDuration serves: the next
 // process to start joins it.
 func TestAMemberThatReconciledKeepsTheNextFromBeingAlone(t *testing.T) {
-	leases := fake.NewClientset().CoordinationV1()
-	a := join(t, leases, "a:1")
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	a.Settle(ctx)
-	idleIn(t, leases, a)
+	leases, a, ctx := idleMember(t)
 	holders(t, a) // a reconcile of every key
-	eventually(t, "a's member Lease says it is active", func() bool {
-		l, err := leases.Leases("system").Get(ctx, a.member, metav1.GetOptions{})
-		return err == nil && activeSince(l, time.Now().Add(-2*time.Second))
-	})
+	leaseSaysActive(t, leases, a, true)
 	b := join(t, leases, "b:1")
 	if alone := b.Settle(ctx); alone {
 		t.Error("Settle() beside a member that reconciled = alone, want not alone")
