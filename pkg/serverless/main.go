@@ -206,7 +206,7 @@ func Main(op Operator) {
 		logger.Fatalw("Failed to set up the reads of owned objects", zap.Error(err))
 	}
 	decoder := &receiver.Decoder{Owner: op.Owner.GroupKind(), Owned: op.receiverOwned(owned, parts), Settled: parts.Settled,
-		OwnWrites: writes, SkipNoOp: true, Handoff: handoffs, Tracked: op.trackedKinds(), Observers: tracked.observers}
+		OwnWrites: writes, SkipNoOp: true, Handoff: handoffs, Tracked: op.trackedKinds(), Observers: tracked.observers, ResyncOn: op.resyncOn()}
 	if op.FollowConfig {
 		decoder.Configs = cmw
 	}

@@ -23,6 +23,7 @@ import (
 	"slices"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
@@ -65,6 +66,14 @@ type Operator struct {
 	// the global resync of a classic controller's config store would.
 	// Without it, the ConfigMaps are read when a pod starts.
 	FollowConfig bool
+	// ResyncOn are the objects whose every change resyncs the owners, as a
+	// classic controller's GlobalResync on their informer does: those the
+	// reconciler lists by label rather than references by name, such as
+	// the trust-bundle ConfigMaps (eventingtls.TrustBundleLabelSelector)
+	// that Knative Eventing's sources mount in their adapters. The
+	// operator's sources send their events; each is answered once the
+	// resync has reconciled the owners the change affects.
+	ResyncOn []Selected
 	// Scheme knows the Owner's kind, for the Kubernetes events it records
 	// (a generated clientset's scheme package).
 	Scheme *runtime.Scheme
@@ -160,6 +169,14 @@ type Owned struct {
 	OwnerLabel string
 }
 
+// Selected is the objects of a kind that a label selector selects.
+type Selected struct {
+	Kind
+	// Selector selects the objects by label, as kubectl's --selector does
+	// (networking.knative.dev/trust-bundle=true); empty, it selects all.
+	Selector string
+}
+
 // check tells what is wrong with op's kinds and parts: what Main refuses
 // to start with.
 func (op Operator) check(parts Parts) error {
@@ -180,6 +197,14 @@ func (op Operator) check(parts Parts) error {
 			errs = append(errs, fmt.Errorf("%s: %s is named twice", field, k))
 		}
 		seen[k.GroupKind()] = true
+	}
+	for i, r := range op.ResyncOn {
+		if r.Kind.Kind == "" || r.Resource.Resource == "" || r.Resource.Version == "" {
+			errs = append(errs, fmt.Errorf("Operator.ResyncOn[%d] needs a resource (with its version) and a kind, has %+v", i, r.Kind))
+		}
+		if _, err := labels.Parse(r.Selector); err != nil {
+			errs = append(errs, fmt.Errorf("Operator.ResyncOn[%d]: selector %q: %w", i, r.Selector, err))
+		}
 	}
 	for gk := range parts.OnDelete {
 		if op.owned(gk) == nil {
@@ -222,6 +247,17 @@ func (op Operator) trackedKinds() []schema.GroupKind {
 		kinds[i] = k.GroupKind()
 	}
 	return kinds
+}
+
+// resyncOn returns the receiver's selections of op.ResyncOn, whose
+// selectors check has parsed.
+func (op Operator) resyncOn() []receiver.Selection {
+	sels := make([]receiver.Selection, len(op.ResyncOn))
+	for i, r := range op.ResyncOn {
+		sel, _ := labels.Parse(r.Selector)
+		sels[i] = receiver.Selection{Kind: r.GroupKind(), Selector: sel}
+	}
+	return sels
 }
 
 // ResyncKinds returns what a resync lists: the owners, and the owned kinds

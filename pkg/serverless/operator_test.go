@@ -90,6 +90,16 @@ func TestOperatorCheck(t *testing.T) {
 		parts: Parts{Reconciler: &leaderAware{}, Tracker: NewTracker(context.Background())},
 		want:  "Parts.Tracker is set but Operator.Tracked names no kind",
 	}, {
+		name:  "objects that resync without their resource",
+		op:    Operator{Owner: foos, ResyncOn: []Selected{{Kind: Kind{Kind: "ConfigMap"}}}},
+		parts: Parts{Reconciler: &leaderAware{}},
+		want:  "Operator.ResyncOn[0] needs a resource (with its version) and a kind",
+	}, {
+		name:  "objects that resync selected by a bad selector",
+		op:    Operator{Owner: foos, ResyncOn: []Selected{{Kind: configMaps, Selector: "trust bundle=true"}}},
+		parts: Parts{Reconciler: &leaderAware{}},
+		want:  `Operator.ResyncOn[0]: selector "trust bundle=true"`,
+	}, {
 		name:  "a reconciler that cannot be promoted",
 		op:    op,
 		parts: Parts{Reconciler: hiding{&leaderAware{}}},

@@ -85,6 +85,9 @@ func SourceOf(op serverless.Operator) controlplane.AdapterConfig {
 		c.Resources = append(c.Resources, controlplane.AdapterResource{GVR: corev1.SchemeGroupVersion.WithResource("configmaps"),
 			LabelSelector: serverless.ConfigLabel + "=" + op.Name})
 	}
+	for _, r := range op.ResyncOn {
+		c.Resources = append(c.Resources, controlplane.AdapterResource{GVR: r.Resource, LabelSelector: r.Selector})
+	}
 	return c
 }
 

@@ -31,6 +31,7 @@ import (
 	apivalidation "k8s.io/apimachinery/pkg/api/validation"
 	"k8s.io/apimachinery/pkg/api/validation/path"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"knative.dev/eventing/pkg/apis/sources"
@@ -192,6 +193,11 @@ type Decoder struct {
 	// listed every owner (the cold start's, or a ping's): until then the
 	// event waits.
 	Observers func(obj *metav1.PartialObjectMetadata) []types.NamespacedName
+	// ResyncOn are the objects whose every event asks for a resync, as a
+	// classic controller's GlobalResync on their informer would: a
+	// Resource-mode event's object when its labels match, any event of the
+	// kind in Reference mode, which carries no labels.
+	ResyncOn []Selection
 	// Handoff, if set, keeps the object of an owner's add event for the
 	// reconcile of its key, in place of a read, when the event may be
 	// believed for it: its sender delivers in order (see Verifier), and
@@ -221,6 +227,24 @@ type Configs interface {
 	// Reload reads the ConfigMap name again and gives it to its observers;
 	// it tells whether name is watched.
 	Reload(ctx context.Context, name string) (bool, error)
+}
+
+// Selection is the objects of a kind that a label selector selects.
+type Selection struct {
+	Kind     schema.GroupKind
+	Selector labels.Selector
+}
+
+// resyncSelectors returns the selectors of ResyncOn's selections of kind
+// gk.
+func (d *Decoder) resyncSelectors(gk schema.GroupKind) []labels.Selector {
+	var sels []labels.Selector
+	for _, s := range d.ResyncOn {
+		if s.Kind == gk {
+			sels = append(sels, s.Selector)
+		}
+	}
+	return sels
 }
 
 // configMapKind is the ConfigMaps' group and kind.
@@ -437,6 +461,19 @@ func (d *Decoder) decodeResource(e *cloudevents.Event, verb string, sender Sende
 	if t, ok := d.config(gk, meta.Namespace, meta.Name); ok {
 		return t, nil
 	}
+	if sels := d.resyncSelectors(gk); len(sels) > 0 {
+		var o struct {
+			Metadata struct {
+				Labels labels.Set `json:"labels"`
+			} `json:"metadata"`
+		}
+		if err := unmarshalData(e, &o); err != nil {
+			return Target{}, err
+		}
+		if slices.ContainsFunc(sels, func(s labels.Selector) bool { return s.Matches(o.Metadata.Labels) }) {
+			return Target{Resync: true}, nil
+		}
+	}
 	if slices.Contains(d.Tracked, gk) {
 		if err := validObject(gk.Kind, meta.Namespace, meta.Name); err != nil {
 			return Target{}, err
@@ -532,6 +569,9 @@ func (d *Decoder) decodeRef(e *cloudevents.Event) (Target, error) {
 	}
 	if t, ok := d.config(gk, ref.Namespace, ref.Name); ok {
 		return t, nil
+	}
+	if len(d.resyncSelectors(gk)) > 0 { // no labels to select by
+		return Target{Resync: true}, nil
 	}
 	if slices.Contains(d.Tracked, gk) {
 		if err := validObject(gk.Kind, ref.Namespace, ref.Name); err != nil {

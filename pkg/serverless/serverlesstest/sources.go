@@ -42,16 +42,20 @@ func CheckSources(op serverless.Operator, sources ...*sourcesv1.ApiServerSource)
 	var errs []error
 	watched := map[string]bool{}
 	config := false
+	resyncOn := make([]bool, len(op.ResyncOn))
 	for _, src := range sources {
 		adapter := false
 		for _, r := range src.Spec.Resources {
 			key := r.APIVersion + " " + r.Kind
+			resync := selectsResyncOn(op, r, resyncOn)
 			switch kind, owned := named(op, r.APIVersion, r.Kind); {
 			case r.APIVersion == "v1" && r.Kind == "Pod" && watchesAdapter(r.LabelSelector, src.Name):
 				adapter = true
 				continue
 			case kind == nil && op.FollowConfig && r.APIVersion == "v1" && r.Kind == "ConfigMap" && watchesConfig(r.LabelSelector, op.Name):
 				config = true
+				continue
+			case kind == nil && resync:
 				continue
 			case kind == nil:
 				errs = append(errs, fmt.Errorf("ApiServerSource %s watches %s, which the operator does not name", src.Name, key))
@@ -79,6 +83,12 @@ func CheckSources(op serverless.Operator, sources ...*sourcesv1.ApiServerSource)
 	for _, k := range kinds {
 		if key := k.Resource.GroupVersion().String() + " " + k.Kind; !watched[key] {
 			errs = append(errs, fmt.Errorf("no ApiServerSource watches %s", key))
+		}
+	}
+	for i, r := range op.ResyncOn {
+		if !resyncOn[i] {
+			errs = append(errs, fmt.Errorf("no ApiServerSource watches %s %s selected by %q (Operator.ResyncOn[%d]), with that selector",
+				r.Resource.GroupVersion(), r.Kind.Kind, r.Selector, i))
 		}
 	}
 	return errors.Join(errs...)
@@ -153,6 +163,23 @@ func named(op serverless.Operator, apiVersion, kind string) (*serverless.Kind, *
 		}
 	}
 	return nil, nil
+}
+
+// selectsResyncOn tells whether r watches what one of op.ResyncOn names,
+// with the same selector, and marks that one in found.
+func selectsResyncOn(op serverless.Operator, r sourcesv1.APIVersionKindSelector, found []bool) bool {
+	sel, err := metav1.LabelSelectorAsSelector(r.LabelSelector)
+	if err != nil {
+		return false
+	}
+	for i, o := range op.ResyncOn {
+		want, err := labels.Parse(o.Selector)
+		if err == nil && o.Resource.GroupVersion().String() == r.APIVersion && o.Kind.Kind == r.Kind && want.String() == sel.String() {
+			found[i] = true
+			return true
+		}
+	}
+	return false
 }
 
 // watchesAdapter tells whether sel selects the adapter pods of the source

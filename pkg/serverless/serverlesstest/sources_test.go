@@ -22,6 +22,7 @@ import (
 	"strings"
 	"testing"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	sourcesv1 "knative.dev/eventing/pkg/apis/sources/v1"
@@ -251,6 +252,40 @@ spec:
 			err := serverlesstest.CheckSourcesFile(op, path)
 			if tc.want == "" && err != nil || tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)) {
 				t.Errorf("CheckSourcesFile() = %v, want %q", err, tc.want)
+			}
+		})
+	}
+}
+
+// The objects whose changes resync the owners are watched with the
+// selector the operator names, and only those: a source watching others
+// would wake the reconciler for nothing, one watching fewer would miss
+// changes.
+func TestCheckSourcesOfTheObjectsThatResync(t *testing.T) {
+	resyncing := op
+	resyncing.ResyncOn = []serverless.Selected{{Kind: serverless.Kind{Resource: corev1.SchemeGroupVersion.WithResource("configmaps"), Kind: "ConfigMap"},
+		Selector: "networking.knative.dev/trust-bundle=true"}}
+	bundles := func(value string) sourcesv1.APIVersionKindSelector {
+		return sourcesv1.APIVersionKindSelector{APIVersion: "v1", Kind: "ConfigMap", LabelSelector: &metav1.LabelSelector{
+			MatchLabels: map[string]string{"networking.knative.dev/trust-bundle": value}}}
+	}
+	if err := serverlesstest.CheckSources(resyncing, source("foos", foos, deployments, services, bundles("true"), pods("foos"))); err != nil {
+		t.Errorf("CheckSources(every kind, the trust bundles too) = %v, want nil", err)
+	}
+	for _, tc := range []struct {
+		name   string
+		source *sourcesv1.ApiServerSource
+		want   string
+	}{
+		{"not watched", source("foos", foos, deployments, services, pods("foos")),
+			`no ApiServerSource watches v1 ConfigMap selected by "networking.knative.dev/trust-bundle=true" (Operator.ResyncOn[0])`},
+		{"others selected", source("foos", foos, deployments, services, bundles("false"), pods("foos")),
+			"watches v1 ConfigMap, which the operator does not name"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := serverlesstest.CheckSources(resyncing, tc.source)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("CheckSources() = %v, want an error saying %q", err, tc.want)
 			}
 		})
 	}
