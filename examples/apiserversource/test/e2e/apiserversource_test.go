@@ -35,6 +35,7 @@ import (
 	"github.com/frugal-operator/foo-operator/examples/apiserversource/pkg/reconciler/apiserversource"
 	"github.com/frugal-operator/foo-operator/pkg/serverless"
 	"github.com/frugal-operator/foo-operator/test/clustertest"
+	"github.com/frugal-operator/foo-operator/test/controlplane"
 )
 
 func createSource(t *testing.T, s *v1.ApiServerSource) {
@@ -336,6 +337,78 @@ func TestAConfigLoggingChangeReachesTheAdapters(t *testing.T) {
 	if env.Reconciler() != pod {
 		t.Error("the reconciler was restarted: the test proves nothing")
 	}
+}
+
+// A trust bundle made in a source's namespace is mounted in its adapter,
+// and unmounted once deleted: the ConfigMap's events resync the sources,
+// as eventing's controller resyncs them on its trust-bundle informer.
+// Nothing else changes meanwhile, so without those events the adapter
+// would wait for the hourly ping.
+func TestATrustBundleReachesTheAdapters(t *testing.T) {
+	ctx := context.Background()
+	from, err := controlplane.AuditLogEnd(env.CP.AuditLog)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ns := namespace(t)
+	broker(t, ns, "sink", "http://sink.example.test")
+	createSource(t, newSource(ns, "bundled", "sink"))
+	eventually(t, "the ApiServerSource converged", func(ctx context.Context) (bool, string) {
+		return converged(ctx, ns, "bundled", "http://sink.example.test")
+	})
+	// Each event of the source and its Broker may queue one more reconcile,
+	// which would list the bundle if made meanwhile: the bundle comes once
+	// the reconciler has read nothing of the namespace for half a second.
+	eventually(t, "the reconciler done with the namespace", func(context.Context) (bool, string) {
+		events, _, err := env.CP.AuditEvents(from, reconcilerUser, "")
+		if err != nil {
+			return false, err.Error()
+		}
+		last := time.Time{}
+		for _, e := range events {
+			if e.ObjectRef.Namespace == ns && e.Received.After(last) {
+				last = e.Received.Time
+			}
+		}
+		return time.Since(last) > 500*time.Millisecond, fmt.Sprintf("its last request in the namespace %v ago", time.Since(last))
+	})
+	mounts := func(ctx context.Context) (bool, string) {
+		d, err := adapter(ctx, env.Kube.AppsV1().Deployments(ns), "bundled")
+		if err != nil {
+			return false, err.Error()
+		}
+		for _, v := range d.Spec.Template.Spec.Volumes {
+			if v.Projected == nil {
+				continue
+			}
+			for _, p := range v.Projected.Sources {
+				if p.ConfigMap != nil && p.ConfigMap.Name == "bundle" {
+					return true, "volume " + v.Name + " projects ConfigMap bundle"
+				}
+			}
+		}
+		return false, "no volume projects ConfigMap bundle"
+	}
+	if ok, _ := mounts(ctx); ok {
+		t.Fatal("the adapter mounts the bundle before it exists: the test proves nothing")
+	}
+	cm := &corev1.ConfigMap{
+		ObjectMeta: metav1.ObjectMeta{Name: "bundle", Namespace: ns, Labels: map[string]string{"networking.knative.dev/trust-bundle": "true"}},
+		Data:       map[string]string{"ca.crt": ""},
+	}
+	start := time.Now()
+	if _, err := env.Kube.CoreV1().ConfigMaps(ns).Create(ctx, cm, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the adapter mounts the trust bundle", mounts)
+	t.Logf("the trust bundle reached the adapter's Deployment %v after it was made", time.Since(start).Round(time.Millisecond))
+	if err := env.Kube.CoreV1().ConfigMaps(ns).Delete(ctx, "bundle", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the adapter no longer mounts the trust bundle", func(ctx context.Context) (bool, string) {
+		ok, why := mounts(ctx)
+		return !ok, why
+	})
 }
 
 const reconcilerUser = "system:serviceaccount:" + operatorNamespace + ":" + apiserversource.AgentName

@@ -45,6 +45,7 @@ import (
 	eventingclient "knative.dev/eventing/pkg/client/injection/client"
 	v1apiserversource "knative.dev/eventing/pkg/client/injection/reconciler/sources/v1/apiserversource"
 	listers "knative.dev/eventing/pkg/client/listers/sources/v1"
+	"knative.dev/eventing/pkg/eventingtls"
 	reconcilersource "knative.dev/eventing/pkg/reconciler/source"
 
 	"github.com/frugal-operator/foo-operator/pkg/serverless"
@@ -73,8 +74,12 @@ var Operator = serverless.Operator{
 		{Resource: eventingv1.SchemeGroupVersion.WithResource("brokers"), Kind: "Broker"},
 	},
 	FollowConfig: true,
-	Scheme:       eventingscheme.Scheme,
-	New:          New,
+	// The trust bundles that the reconciler mounts in each adapter: eventing's
+	// controller resyncs every source when one changes (controller.go).
+	ResyncOn: []serverless.Selected{{Kind: serverless.Kind{Resource: corev1.SchemeGroupVersion.WithResource("configmaps"), Kind: "ConfigMap"},
+		Selector: eventingtls.TrustBundleLabelSelector}},
+	Scheme: eventingscheme.Scheme,
+	New:    New,
 }
 
 // New returns the parts for serverless.Main: eventing's generated
