@@ -47,7 +47,10 @@ func CheckSources(op serverless.Operator, sources ...*sourcesv1.ApiServerSource)
 		adapter := false
 		for _, r := range src.Spec.Resources {
 			key := r.APIVersion + " " + r.Kind
-			resync := selectsResyncOn(op, r, resyncOn)
+			resync := resyncOnIndex(op, r)
+			if resync >= 0 {
+				resyncOn[resync] = true
+			}
 			switch kind, owned := named(op, r.APIVersion, r.Kind); {
 			case r.APIVersion == "v1" && r.Kind == "Pod" && watchesAdapter(r.LabelSelector, src.Name):
 				adapter = true
@@ -55,7 +58,7 @@ func CheckSources(op serverless.Operator, sources ...*sourcesv1.ApiServerSource)
 			case kind == nil && op.FollowConfig && r.APIVersion == "v1" && r.Kind == "ConfigMap" && watchesConfig(r.LabelSelector, op.Name):
 				config = true
 				continue
-			case kind == nil && resync:
+			case kind == nil && resync >= 0:
 				continue
 			case kind == nil:
 				errs = append(errs, fmt.Errorf("ApiServerSource %s watches %s, which the operator does not name", src.Name, key))
@@ -165,21 +168,20 @@ func named(op serverless.Operator, apiVersion, kind string) (*serverless.Kind, *
 	return nil, nil
 }
 
-// selectsResyncOn tells whether r watches what one of op.ResyncOn names,
-// with the same selector, and marks that one in found.
-func selectsResyncOn(op serverless.Operator, r sourcesv1.APIVersionKindSelector, found []bool) bool {
+// resyncOnIndex returns the index in op.ResyncOn of what r watches, with
+// the same selector, or -1.
+func resyncOnIndex(op serverless.Operator, r sourcesv1.APIVersionKindSelector) int {
 	sel, err := metav1.LabelSelectorAsSelector(r.LabelSelector)
 	if err != nil {
-		return false
+		return -1
 	}
 	for i, o := range op.ResyncOn {
 		want, err := labels.Parse(o.Selector)
 		if err == nil && o.Resource.GroupVersion().String() == r.APIVersion && o.Kind.Kind == r.Kind && want.String() == sel.String() {
-			found[i] = true
-			return true
+			return i
 		}
 	}
-	return false
+	return -1
 }
 
 // watchesAdapter tells whether sel selects the adapter pods of the source
