@@ -222,9 +222,11 @@ func (s *Set) round(ctx context.Context) {
 	}
 	s.listedOnce.Do(func() {
 		s.aloneAtFirst = !othersActive
-		for name, h := range holders {
-			if s.aloneAtFirst && h != s.cfg.Identity && !slices.Contains(mine, name) {
-				s.owed[name] = true
+		if s.aloneAtFirst {
+			for name, h := range holders {
+				if h != s.cfg.Identity && !slices.Contains(mine, name) {
+					s.owed[name] = true
+				}
 			}
 		}
 		close(s.listed)
