@@ -19,6 +19,8 @@ package localenv
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -52,6 +54,10 @@ func Converged(ctx context.Context, kube kubernetes.Interface, foos versioned.In
 		byName[fs.Items[i].Spec.DeploymentName] = &fs.Items[i]
 	}
 	done := 0
+	waiting := map[string]string{} // by Deployment name: why its Foo has not converged
+	for name, f := range byName {
+		waiting[name] = fmt.Sprintf("%s: no Deployment; status of generation %d of %d", f.Name, f.Status.ObservedGeneration, f.Generation)
+	}
 	for _, d := range deps.Items {
 		f, ok := byName[d.Name]
 		if !ok || !metav1.IsControlledBy(&d, f) {
@@ -59,12 +65,30 @@ func Converged(ctx context.Context, kube kubernetes.Interface, foos versioned.In
 		}
 		if *d.Spec.Replicas == *f.Spec.Replicas && f.Status.ObservedGeneration == f.Generation {
 			done++
+			delete(waiting, d.Name)
+			continue
 		}
+		waiting[d.Name] = fmt.Sprintf("%s: Deployment at %d replicas of %d; status of generation %d of %d",
+			f.Name, *d.Spec.Replicas, *f.Spec.Replicas, f.Status.ObservedGeneration, f.Generation)
 	}
 	if len(deps.Items) > n {
 		return false, fmt.Sprintf("%d deployments for %d Foos", len(deps.Items), n)
 	}
-	return done == n, fmt.Sprintf("%d of %d Foos converged (%d deployments)", done, n, len(deps.Items))
+	return done == n, fmt.Sprintf("%d of %d Foos converged (%d deployments)%s", done, n, len(deps.Items), someOf(waiting))
+}
+
+// someOf names a few of the Foos that have not converged and why, for a
+// test that waited for them in vain.
+func someOf(waiting map[string]string) string {
+	const most = 5
+	whys := slices.Sorted(maps.Values(waiting))
+	if len(whys) > most {
+		whys = append(whys[:most], fmt.Sprintf("and %d more", len(whys)-most))
+	}
+	if len(whys) == 0 {
+		return ""
+	}
+	return "; waiting: " + strings.Join(whys, ", ")
 }
 
 // SetReplicas sets the replicas of Foo ns/name to each of replicas in
