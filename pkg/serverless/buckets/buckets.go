@@ -47,6 +47,14 @@ const LabelKey = "serverless.frugal-operator.dev/buckets"
 // drains after a scale to zero, which renews its Lease until it stops.
 const ActiveAnnotation = "serverless.frugal-operator.dev/active"
 
+// ResyncingAnnotation, on a member Lease, is "true" while that process owes
+// a resync of keys it holds: from its start until its first read finds a
+// member that serves, and while a resync it runs as the first to serve, or
+// for buckets it took over, has keys not yet reconciled (Set.Resynced). Such
+// a member does not serve for another that starts: the keys it hands on
+// before they are reconciled, nobody else would resync.
+const ResyncingAnnotation = "serverless.frugal-operator.dev/resyncing"
+
 // Defaults of Config: those of knative.dev/pkg's leader election.
 const (
 	DefaultLeaseDuration = 15 * time.Second
@@ -87,12 +95,23 @@ type Set struct {
 	// active is when this process last entered a reconcile, or started.
 	active time.Time
 	// aloneAtFirst says whether the first read saw no other member
-	// active.
+	// serve: active, and not resyncing.
 	aloneAtFirst bool
+	// owing counts the resyncs this process owes (ResyncingAnnotation):
+	// one from its start until the first read finds a member that serves,
+	// or until Resynced; one more per TakenOver signal sent.
+	owing int
 	// owed are the buckets that idle members held at the first read of a
 	// process alone then, and that were not its own: what their holders
 	// missed while none served, leading one later calls for a resync.
 	owed map[string]bool
+	// lastHolder is each bucket's last live holder other than this process;
+	// resyncingMember says whether a member's Lease said resyncing when
+	// last read (members gone are kept while they are a last holder).
+	lastHolder      map[string]string
+	resyncingMember map[string]bool
+	// settled is set once Settle has returned.
+	settled bool
 	// listed is closed once the Leases have been read.
 	listed     chan struct{}
 	listedOnce sync.Once
@@ -144,7 +163,8 @@ func New(cfg Config) (*Set, error) {
 	s := &Set{cfg: cfg, hashed: hash.NewBucketSet(sets.New(names...)), names: names,
 		member: fmt.Sprintf("%s.member.%016x", cfg.Name, id.Sum64()),
 		own:    make(map[string]*bucket), listed: make(chan struct{}), takenOver: make(chan struct{}, 1),
-		active: time.Now(), owed: make(map[string]bool)}
+		active: time.Now(), owing: 1, owed: make(map[string]bool),
+		lastHolder: make(map[string]string), resyncingMember: make(map[string]bool)}
 	s.idle = sync.NewCond(&s.mu)
 	return s, nil
 }
@@ -183,7 +203,8 @@ func (s *Set) round(ctx context.Context) {
 	}
 	now := time.Now()
 	members, holders := []string{s.cfg.Identity}, make(map[string]string, len(s.names))
-	othersActive := false
+	others := map[string]memberState{}
+	othersServe := false
 	last := map[string]string{} // each bucket's holder, live or not
 	for i := range list.Items {
 		l := &list.Items[i]
@@ -196,7 +217,9 @@ func (s *Set) round(ctx context.Context) {
 			}
 		case ok && holder != s.cfg.Identity:
 			members = append(members, holder)
-			othersActive = othersActive || activeSince(l, now.Add(-s.cfg.LeaseDuration))
+			st := memberState{active: activeSince(l, now.Add(-s.cfg.LeaseDuration)), resyncing: l.Annotations[ResyncingAnnotation] == "true"}
+			others[holder] = st
+			othersServe = othersServe || st.active && !st.resyncing
 		}
 	}
 	slices.Sort(members)
@@ -206,6 +229,7 @@ func (s *Set) round(ctx context.Context) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.holders = holders
+	s.remember(holders, others)
 	for _, name := range mine {
 		if s.own[name] == nil {
 			// A member that leaves releases its buckets first: one held by
@@ -221,16 +245,48 @@ func (s *Set) round(ctx context.Context) {
 		}
 	}
 	s.listedOnce.Do(func() {
-		s.aloneAtFirst = !othersActive
+		s.aloneAtFirst = !othersServe
+		if !s.aloneAtFirst {
+			s.owing-- // the others served while this process did not
+		}
 		if s.aloneAtFirst {
 			for name, h := range holders {
-				if h != s.cfg.Identity && !slices.Contains(mine, name) {
+				if h != s.cfg.Identity && !slices.Contains(mine, name) && !others[h].active {
 					s.owed[name] = true
 				}
 			}
 		}
 		close(s.listed)
 	})
+}
+
+// memberState is what another member's Lease says of its process.
+type memberState struct{ active, resyncing bool }
+
+// remember keeps, from a read, each bucket's last live holder other than
+// this process, and whether each member still owed a resync when last
+// read: a bucket handed on by one that did is owed it here. Callers hold
+// s.mu.
+func (s *Set) remember(holders map[string]string, others map[string]memberState) {
+	for name, h := range holders {
+		if h == s.cfg.Identity {
+			delete(s.lastHolder, name)
+		} else {
+			s.lastHolder[name] = h
+		}
+	}
+	for id, st := range others {
+		s.resyncingMember[id] = st.resyncing
+	}
+	kept := sets.New[string]()
+	for _, h := range s.lastHolder {
+		kept.Insert(h)
+	}
+	for id := range s.resyncingMember {
+		if _, ok := others[id]; !ok && !kept.Has(id) {
+			delete(s.resyncingMember, id)
+		}
+	}
 }
 
 // liveHolder returns a Lease's holder ("" if released), and whether its
@@ -289,12 +345,18 @@ func (s *Set) elect(ctx context.Context, name string, orphan bool) *bucket {
 				s.mu.Lock()
 				defer s.mu.Unlock()
 				b.leading = leading.Err() == nil
-				if b.leading && (b.orphan || s.owed[name]) {
+				owed := b.orphan || s.owed[name] || s.resyncingMember[s.lastHolder[name]]
+				if b.leading {
 					b.orphan = false
 					delete(s.owed, name)
+				}
+				// Until Settle has returned to a process alone at first, its
+				// cold start's resync is still to list: it covers the bucket.
+				if b.leading && owed && (!s.aloneAtFirst || s.settled) {
 					select {
 					case s.takenOver <- struct{}{}:
-					default: // one is pending
+						s.owing++
+					default: // one is pending: its resync covers this bucket too
 					}
 				}
 			},
@@ -364,12 +426,21 @@ func (s *Set) renewMember(ctx context.Context) error {
 	leases := s.cfg.Leases.Leases(s.cfg.Namespace)
 	now := metav1.NowMicro()
 	s.mu.Lock()
-	active := s.active.UTC().Format(time.RFC3339Nano)
+	annotations := map[string]string{ActiveAnnotation: s.active.UTC().Format(time.RFC3339Nano)}
+	if s.owing > 0 {
+		annotations[ResyncingAnnotation] = "true"
+	}
 	s.mu.Unlock()
+	annotate := func(l *coordinationv1.Lease) {
+		delete(l.Annotations, ResyncingAnnotation)
+		for k, v := range annotations {
+			metav1.SetMetaDataAnnotation(&l.ObjectMeta, k, v)
+		}
+	}
 	if s.lease != nil {
 		l := s.lease.DeepCopy()
 		l.Spec.RenewTime = &now
-		metav1.SetMetaDataAnnotation(&l.ObjectMeta, ActiveAnnotation, active)
+		annotate(l)
 		if u, err := leases.Update(ctx, l, metav1.UpdateOptions{}); err == nil {
 			s.lease = u
 			return nil
@@ -385,13 +456,13 @@ func (s *Set) renewMember(ctx context.Context) error {
 	case apierrs.IsNotFound(err):
 		l, err = leases.Create(ctx, &coordinationv1.Lease{
 			ObjectMeta: metav1.ObjectMeta{Name: s.member, Namespace: s.cfg.Namespace, Labels: map[string]string{LabelKey: s.cfg.Name},
-				Annotations: map[string]string{ActiveAnnotation: active}},
+				Annotations: annotations},
 			Spec: spec,
 		}, metav1.CreateOptions{})
 	case err == nil:
 		l = l.DeepCopy()
 		l.Spec = spec
-		metav1.SetMetaDataAnnotation(&l.ObjectMeta, ActiveAnnotation, active)
+		annotate(l)
 		l, err = leases.Update(ctx, l, metav1.UpdateOptions{})
 	}
 	if err != nil {
@@ -443,17 +514,32 @@ func (s *Set) Route(key string) (addr string, local bool) {
 // TakenOver is signalled when this process has taken over a bucket from a
 // process that crashed: what that one was doing when it did, no event may
 // bring again (a sender gives up), so a resync should. It is signalled too
-// when a process that started with no other member active leads a bucket
-// that an idle member held then: that member was on its way out, and its
+// when a process that started with no other member serving leads a bucket
+// that another member held then: that member was on its way out, and its
 // keys are still owed the resync that the first process after none runs.
+// Call Resynced once the keys of the resync a signal asks for are reconciled.
 func (s *Set) TakenOver() <-chan struct{} { return s.takenOver }
+
+// Resynced tells the other members that a resync this process owed has
+// reconciled its keys: the cold start's, when Settle said alone, or one
+// signalled by TakenOver. Until then, another process that starts counts
+// this one as not serving, and resyncs the keys it holds itself.
+func (s *Set) Resynced() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.owing > 0 {
+		s.owing--
+	}
+}
 
 // Settle waits until the Leases have been read and this process leads
 // every bucket that is its own, or ctx is done. It returns whether the first
-// read saw no other member active (one that began a reconcile or started
-// within LeaseDuration): then this process is the first to serve after a
-// time when none did, as when Knative starts a pod while it still drains
-// the last one of a scale to zero.
+// read saw no other member serve: active (one that began a reconcile or
+// started within LeaseDuration) and not resyncing (ResyncingAnnotation).
+// Then this process is among the first to serve after a time when none did,
+// as when Knative starts a pod while it still drains the last one of a
+// scale to zero, or starts several at once, and it owes a resync of the
+// keys it holds (Resynced says when it is done).
 func (s *Set) Settle(ctx context.Context) (alone bool) {
 	select {
 	case <-s.listed:
@@ -463,6 +549,11 @@ func (s *Set) Settle(ctx context.Context) (alone bool) {
 	s.mu.Lock()
 	alone = s.aloneAtFirst
 	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		s.settled = true
+	}()
 	ticker := time.NewTicker(s.cfg.RetryPeriod / 10)
 	defer ticker.Stop()
 	for !s.leadsAllItsOwn() {

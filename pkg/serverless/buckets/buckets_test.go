@@ -19,6 +19,8 @@ package buckets
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -140,6 +142,7 @@ func TestMembersShareTheBucketsAndRouteToEachOther(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	a.Settle(ctx)
+	resynced(t, leases, a)
 	b := join(t, leases, "b:1")
 	if alone := b.Settle(ctx); alone {
 		t.Error("the second member's Settle() = alone")
@@ -173,6 +176,13 @@ func TestALeavingMemberFinishesItsReconcilesBeforeHandingOn(t *testing.T) {
 	eventually(t, "the keys are shared", func() bool {
 		h := holders(t, a, b)
 		return len(h) == len(keys) && count(h, "a:1") > 0 && count(h, "b:1") > 0
+	}, a, b)
+	resynced(t, leases, a) // each started alone
+	resynced(t, leases, b)
+	eventually(t, "a has read that b resynced", func() bool {
+		a.mu.Lock()
+		defer a.mu.Unlock()
+		return !a.resyncingMember["b:1"]
 	}, a, b)
 	h := holders(t, a, b)
 	var key string
@@ -237,10 +247,30 @@ func TestNewRefusesBadConfig(t *testing.T) {
 }
 
 func TestBucketsOfACrashedProcessAreTakenOver(t *testing.T) {
-	client := fake.NewClientset()
-	leases := client.CoordinationV1()
-	// Held by a process that crashed: renewed a moment ago, and no member
-	// Lease of its own any more.
+	leases := fake.NewClientset().CoordinationV1()
+	crashed(t, leases)
+	a := join(t, leases, "a:1")
+	select {
+	case <-a.TakenOver():
+	case <-time.After(20 * time.Second):
+		t.Fatal("a did not take over the crashed process's buckets")
+	}
+	eventually(t, "a holds every key", func() bool { return count(holders(t, a), "a:1") == len(keys) }, a)
+}
+
+// crashed makes every bucket's Lease, and a member Lease, held by a process
+// that serves, and then crashes: renewed a moment ago, and never again.
+func crashed(t *testing.T, leases coordinationv1client.LeasesGetter) {
+	t.Helper()
+	_, err := leases.Leases("system").Create(context.Background(), &coordinationv1.Lease{
+		ObjectMeta: metav1.ObjectMeta{Name: "op.member.dead", Namespace: "system", Labels: map[string]string{LabelKey: "op"},
+			Annotations: map[string]string{ActiveAnnotation: time.Now().UTC().Format(time.RFC3339Nano)}},
+		Spec: coordinationv1.LeaseSpec{HolderIdentity: ptr.To("dead:1"), LeaseDurationSeconds: ptr.To[int32](2),
+			RenewTime: ptr.To(metav1.NowMicro())},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
 	for i := range buckets {
 		_, err := leases.Leases("system").Create(context.Background(), &coordinationv1.Lease{
 			ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("op.bucket.%02d-of-%02d", i, buckets), Namespace: "system",
@@ -252,13 +282,6 @@ func TestBucketsOfACrashedProcessAreTakenOver(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	a := join(t, leases, "a:1")
-	select {
-	case <-a.TakenOver():
-	case <-time.After(20 * time.Second):
-		t.Fatal("a did not take over the crashed process's buckets")
-	}
-	eventually(t, "a holds every key", func() bool { return count(holders(t, a), "a:1") == len(keys) }, a)
 }
 
 // idleMember starts a member that has been idle for a LeaseDuration (2 s
@@ -270,8 +293,20 @@ func idleMember(t *testing.T) (coordinationv1client.LeasesGetter, *member, conte
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	t.Cleanup(cancel)
 	a.Settle(ctx)
+	resynced(t, leases, a) // its cold start
 	leaseSaysActive(t, leases, a, false)
 	return leases, a, ctx
+}
+
+// resynced tells m's Set that the resync it owes is done, and waits until
+// its member Lease says so.
+func resynced(t *testing.T, leases coordinationv1client.LeasesGetter, m *member) {
+	t.Helper()
+	m.Resynced()
+	eventually(t, m.Identity()+"'s member Lease no longer says resyncing", func() bool {
+		l, err := leases.Leases("system").Get(context.Background(), m.member, metav1.GetOptions{})
+		return err == nil && l.Annotations[ResyncingAnnotation] == ""
+	})
 }
 
 // leaseSaysActive waits until m's member Lease says whether its process
@@ -317,5 +352,86 @@ func TestAMemberThatReconciledKeepsTheNextFromBeingAlone(t *testing.T) {
 	b := join(t, leases, "b:1")
 	if alone := b.Settle(ctx); alone {
 		t.Error("Settle() beside a member that reconciled = alone, want not alone")
+	}
+}
+
+// A member that has not reconciled the keys of the resync it owes does not
+// serve for the next process to start: the keys it hands that one would be
+// resynced by nobody. As when Knative starts several pods at once after a
+// scale to zero, each starts alone, and owes the resync of its share.
+func TestAMemberStillResyncingLeavesTheNextAlone(t *testing.T) {
+	leases := fake.NewClientset().CoordinationV1()
+	a := join(t, leases, "a:1")
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if alone := a.Settle(ctx); !alone {
+		t.Fatal("the first member's Settle() = not alone, want alone")
+	}
+	holders(t, a) // a reconcile of every key
+	leaseSaysActive(t, leases, a, true)
+	b := join(t, leases, "b:1")
+	if alone := b.Settle(ctx); !alone {
+		t.Error("Settle() beside a member still resyncing = not alone, want alone")
+	}
+	resynced(t, leases, a)
+	c := join(t, leases, "c:1")
+	if alone := c.Settle(ctx); alone {
+		t.Error("Settle() beside a member that resynced = alone, want not alone")
+	}
+}
+
+// Taking buckets over from a crashed process is a resync owed too: until
+// it is done, a process that starts resyncs its share itself.
+func TestAMemberThatTookOverServesOnceResynced(t *testing.T) {
+	leases := fake.NewClientset().CoordinationV1()
+	crashed(t, leases)
+	a := join(t, leases, "a:1")
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if a.Settle(ctx) {
+		t.Fatal("Settle() beside a member that serves = alone")
+	}
+	select {
+	case <-a.TakenOver():
+	case <-ctx.Done():
+		t.Fatal("a did not take over the crashed process's buckets")
+	}
+	holders(t, a) // a reconcile of every key
+	leaseSaysActive(t, leases, a, true)
+	if b := join(t, leases, "b:1"); !b.Settle(ctx) {
+		t.Error("Settle() beside a member whose takeover is not resynced = not alone, want alone")
+	}
+}
+
+// A member that leaves before its resync is done hands its buckets on owed:
+// the one that takes them resyncs them.
+func TestBucketsLeftBeforeTheirResyncAreTakenOverOwed(t *testing.T) {
+	leases := fake.NewClientset().CoordinationV1()
+	a := join(t, leases, "a:1")
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	a.Settle(ctx)
+	resynced(t, leases, a)
+	holders(t, a) // a reconcile of every key
+	leaseSaysActive(t, leases, a, true)
+	b := join(t, leases, "b:1")
+	eventually(t, "the keys are shared", func() bool {
+		h := holders(t, a, b)
+		return len(h) == len(keys) && count(h, "a:1") > 0 && count(h, "b:1") > 0
+	}, a, b)
+	resynced(t, leases, b) // b owes none: its Lease says so
+	b.mu.Lock()
+	b.owing++ // as if a TakenOver signal's resync were pending
+	b.mu.Unlock()
+	eventually(t, "a has read that b holds buckets and resyncs", func() bool {
+		a.mu.Lock()
+		defer a.mu.Unlock()
+		return a.resyncingMember["b:1"] && slices.Contains(slices.Collect(maps.Values(a.lastHolder)), "b:1")
+	}, a, b)
+	b.stop()
+	select {
+	case <-a.TakenOver():
+	case <-ctx.Done():
+		t.Fatal("no TakenOver once b, still resyncing, left and a took its buckets")
 	}
 }

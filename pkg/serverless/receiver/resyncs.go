@@ -55,6 +55,8 @@ type resyncs struct {
 	spread Spread
 	// settle reconciles keys wherever each is held (Server.settle).
 	settle func(ctx context.Context, auth string, w *Written, keys []types.NamespacedName, slow bool) error
+	// settleHere reconciles keys in this process (Server.settleHere).
+	settleHere func(ctx context.Context, keys []types.NamespacedName, slow bool) error
 	// handBurst hands a burst's resync to the process at an address
 	// (Server.handBurst).
 	handBurst func(ctx context.Context, auth, addr string, namespaces []string) error
@@ -121,13 +123,15 @@ func (r *resyncs) list(ctx context.Context, trigger string, namespaces ...string
 
 // atStart enqueues the keys the resync lists. Nobody waits for these
 // reconciles: an event that arrives meanwhile waits for its own keys only.
-// With a Spread, only the first process to serve after none did enqueues
-// them: it holds every key then, or, beside a pod that Knative still
-// drains, the rest once that one is gone (forTakeovers). One that joins
-// others reconciles nothing: the others ran while it did not. It lists only if owners track objects
-// (Decoder.Tracked), whose owners it learns from the list's dry runs;
-// otherwise it lists nothing, and its Decoder looks up the claimants of a
-// delete until a ping's resync lists (see waiting).
+// With a Spread, only a process that starts with no other serving
+// reconciles them, those it holds (each process that starts then holds its
+// share), the rest once it takes them from a pod that Knative still drains
+// (forTakeovers); it tells the others when they are reconciled (Resynced).
+// One that joins others that serve reconciles nothing: they ran while it
+// did not. It lists only if owners track objects (Decoder.Tracked), whose
+// owners it learns from the list's dry runs; otherwise it lists nothing,
+// and its Decoder looks up the claimants of a delete until a ping's resync
+// lists (see waiting).
 func (r *resyncs) atStart(ctx context.Context) {
 	logger := logging.FromContext(ctx)
 	enqueue := true
@@ -152,6 +156,10 @@ func (r *resyncs) atStart(ctx context.Context) {
 				logger.Infow("Cold-start resync: other processes run, nothing enqueued", zap.Int("keys", len(keys)))
 				return true, nil
 			}
+			if r.spread != nil {
+				go r.reconcileHeld(ctx, "Cold-start resync", keys, 1)
+				return true, nil
+			}
 			for _, k := range keys {
 				r.impl.EnqueueSlowKey(k)
 			}
@@ -160,6 +168,26 @@ func (r *resyncs) atStart(ctx context.Context) {
 		})
 	if err != nil && ctx.Err() == nil {
 		logger.Errorw("Gave up the cold-start resync; the next ping resync covers it", zap.Error(err))
+		if r.spread != nil && enqueue {
+			r.spread.Resynced()
+		}
+	}
+}
+
+// reconcileHeld reconciles, in the slow lane, those of keys that this
+// process holds, for what (a resync), and once they are reconciled tells
+// the Spread that resyncs owed so far are done. A key that moves meanwhile
+// is its new holder's to resync (Spread.Resynced); one that keeps failing
+// stays in the workqueue's retries.
+func (r *resyncs) reconcileHeld(ctx context.Context, what string, keys []types.NamespacedName, resyncs int) {
+	logger := logging.FromContext(ctx)
+	held := r.held(keys)
+	logger.Infow(what+" enqueued", zap.Int("keys", len(held)), zap.Int("listed", len(keys)))
+	if err := r.settleHere(ctx, held, true); err != nil && ctx.Err() == nil {
+		logger.Infow(what+": not every key reconciled here", zap.Error(err))
+	}
+	for range resyncs {
+		r.spread.Resynced()
 	}
 }
 
@@ -180,19 +208,21 @@ func (r *resyncs) forTakeovers(ctx context.Context) {
 		settleCtx, cancel := context.WithTimeout(ctx, r.deadline)
 		r.spread.Settle(settleCtx)
 		cancel()
+		signals := 1
 		select {
 		case <-r.spread.TakenOver():
+			signals++
 		default:
 		}
 		keys, err := r.list(ctx, "takeover")
 		if err != nil {
 			logger.Warnw("Failed to list for a takeover's resync; the next ping resync covers it", zap.Error(err))
+			for range signals {
+				r.spread.Resynced()
+			}
 			continue
 		}
-		for _, k := range r.held(keys) {
-			r.impl.EnqueueSlowKey(k)
-		}
-		logger.Infow("Took over keys owed a resync: enqueued", zap.Int("keys", len(keys)))
+		go r.reconcileHeld(ctx, "Took over keys owed a resync", keys, signals)
 	}
 }
 

@@ -206,7 +206,8 @@ func New(ctx context.Context, rec controller.Reconciler, decoder *Decoder, resyn
 	s := &Server{opts: opts, impl: impl, completion: o, decoder: decoder, forwarder: &http.Client{},
 		intake: newIntake(decoder, opts.MaxInflightEvents, opts.MaxBodyBytes, opts.MaxInflightBytes, opts.AckDeadline), metrics: metrics}
 	s.resyncs = &resyncs{lister: resync, decoder: decoder, impl: impl, metrics: metrics,
-		deadline: opts.AckDeadline, spread: opts.Spread, settle: s.settle, handBurst: s.handBurst, bursts: make(chan aBurst, 1)}
+		deadline: opts.AckDeadline, spread: opts.Spread, settle: s.settle, settleHere: s.settleHere, handBurst: s.handBurst,
+		bursts: make(chan aBurst, 1)}
 	return s
 }
 
@@ -299,8 +300,16 @@ func (s *Server) Run(ctx context.Context, ready func(net.Addr)) error {
 	if ready != nil {
 		ready(ln.Addr())
 	}
-	if s.opts.ColdStartResync {
+	switch {
+	case s.opts.ColdStartResync:
 		go s.resyncs.atStart(ctx)
+	case s.opts.Spread != nil:
+		// No cold-start resync to wait for: none is owed by this process.
+		go func() {
+			if s.opts.Spread.Settle(ctx) {
+				s.opts.Spread.Resynced()
+			}
+		}()
 	}
 	go s.resyncs.forBursts(ctx)
 	if s.opts.Spread != nil {

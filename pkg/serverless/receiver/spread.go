@@ -42,11 +42,17 @@ type Spread interface {
 	// address of another process, or nowhere yet (neither).
 	Route(key string) (addr string, local bool)
 	// Settle waits until this process holds what is its own, and tells
-	// whether it was the only one when it started.
+	// whether no other served when it started: then it owes a resync of
+	// the keys it holds.
 	Settle(ctx context.Context) (alone bool)
 	// TakenOver is signalled when this process has taken keys over from
 	// one that crashed: a resync restores what that one lost.
 	TakenOver() <-chan struct{}
+	// Resynced tells the others that a resync this process owed (its cold
+	// start's when Settle said alone, or one TakenOver signalled) has
+	// reconciled its keys: until then, the keys it hands on to a process
+	// that starts are that one's to resync.
+	Resynced()
 }
 
 // KeysPath is where a process takes the keys that another one sends on,

@@ -52,10 +52,13 @@ type world struct {
 	settled chan struct{}
 	// entered counts each process's Spread.Enter of each key.
 	entered map[[2]string]int
+	// resynced counts each process's Spread.Resynced.
+	resynced map[string]int
 }
 
 func newWorld() *world {
-	return &world{holder: map[string]string{}, addr: map[string]string{}, stale: map[[2]string]string{}, takenOver: make(chan struct{}), entered: map[[2]string]int{}}
+	return &world{holder: map[string]string{}, addr: map[string]string{}, stale: map[[2]string]string{}, takenOver: make(chan struct{}), entered: map[[2]string]int{},
+		resynced: map[string]int{}}
 }
 
 func (w *world) hold(key, process string) {
@@ -108,6 +111,18 @@ func (v view) Settle(ctx context.Context) bool {
 }
 
 func (v view) TakenOver() <-chan struct{} { return v.w.takenOver }
+
+func (v view) Resynced() {
+	v.w.mu.Lock()
+	defer v.w.mu.Unlock()
+	v.w.resynced[v.me]++
+}
+
+func (w *world) resyncedIn(process string) int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.resynced[process]
+}
 
 // startProcesses starts a Server per name, sharing the keys through w.
 func startProcesses(t *testing.T, w *world, opts Options, names ...string) map[string]*testServer {
@@ -297,6 +312,52 @@ func TestTakeoversWhileSettlingAreResyncedByOneList(t *testing.T) {
 		func(context.Context) (bool, error) { return lists.Load() > 1, nil })
 	if got := lists.Load(); got != 1 {
 		t.Errorf("%d lists, want 1 for both takeovers", got)
+	}
+	// Once reconciled, the resync of each signal is done; and the start
+	// owes none without ColdStartResync.
+	err = wait.PollUntilContextTimeout(context.Background(), 5*time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
+		return w.resyncedIn("p0") == 3, nil
+	})
+	if err != nil {
+		t.Errorf("Resynced %d times, want 3: one per TakenOver signal, one for the start", w.resyncedIn("p0"))
+	}
+}
+
+// A process that starts alone reconciles the keys it holds, and then says
+// that it has resynced: the keys it hands on before, another process that
+// starts resyncs (package buckets).
+func TestAColdStartAloneReconcilesWhatItHoldsThenSaysResynced(t *testing.T) {
+	w := newWorld()
+	one, two := types.NamespacedName{Namespace: "a", Name: "one"}, types.NamespacedName{Namespace: "a", Name: "two"}
+	w.hold(one.String(), "p0")
+	w.hold(two.String(), "p1")
+	release := make(chan struct{})
+	rec := newFakeReconciler(func(context.Context, string) error { <-release; return nil })
+	p0 := startServerListing(t, rec, Options{Spread: view{w: w, me: "p0"}, ColdStartResync: true},
+		func(context.Context, ...string) ([]types.NamespacedName, []types.NamespacedName, error) {
+			return []types.NamespacedName{one, two}, nil, nil
+		})
+	if got := <-rec.started; got != one.String() {
+		t.Fatalf("the cold start reconciles %s first, want %s", got, one)
+	}
+	if got := w.resyncedIn("p0"); got != 0 {
+		t.Errorf("Resynced %d times while %s is being reconciled, want 0", got, one)
+	}
+	close(release)
+	err := wait.PollUntilContextTimeout(context.Background(), time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
+		return w.resyncedIn("p0") > 0, nil
+	})
+	if err != nil {
+		t.Fatal("never said resynced")
+	}
+	if got := p0.rec.callsOf(one.String()); got != 1 {
+		t.Errorf("said resynced with %s reconciled %d times, want 1", one, got)
+	}
+	if got := w.enteredIn("p0", two.String()); got != 0 {
+		t.Errorf("%s, held elsewhere, was tried here %d times", two, got)
+	}
+	if got := w.resyncedIn("p0"); got != 1 {
+		t.Errorf("Resynced %d times, want 1", got)
 	}
 }
 
