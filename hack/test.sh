@@ -42,5 +42,24 @@ go test -count=1 "$@" $(go list ./... | grep -v '/test/knative$')
 (cd pkg/serverless && go test -count=1 "$@" ./...)
 if ! $rootless; then
   # Alone: the cluster takes the whole machine. -v prints the wake-up times.
-  go test -count=1 -v -timeout 60m "$@" ./test/knative
+  # Its output is long: on a failure, what each failed test printed is
+  # repeated at the end, where a CI log's tail shows it.
+  mkdir -p _output
+  log=_output/knative-test.log
+  if ! go test -count=1 -v -timeout 60m "$@" ./test/knative 2>&1 | tee "$log"; then
+    awk '
+      /^=== (RUN|CONT|PAUSE|NAME) / { name = $3; next }
+      /^ *--- FAIL: / { failed[$3] = 1; next }
+      /^ *--- (PASS|SKIP): / { next }
+      name != "" { lines[name, ++n[name]] = $0 }
+      END {
+        for (f in failed) for (g in failed) if (index(g, f "/") == 1) parent[f] = 1
+        for (f in failed) {
+          if (!(f in n) || (f in parent)) continue
+          print "==> What " f " printed (its last 60 lines):"
+          for (i = (n[f] > 60 ? n[f] - 59 : 1); i <= n[f]; i++) print lines[f, i]
+        }
+      }' "$log"
+    exit 1
+  fi
 fi
