@@ -177,8 +177,10 @@ func (r *resyncs) atStart(ctx context.Context) {
 // reconcileHeld reconciles, in the slow lane, those of keys that this
 // process holds, for what (a resync), and once they are reconciled tells
 // the Spread that resyncs owed so far are done. A key that moves meanwhile
-// is its new holder's to resync (Spread.Resynced); one that keeps failing
-// stays in the workqueue's retries.
+// is its new holder's to resync (Spread.Resynced). One that keeps failing
+// (Options.MaxFailures) ends the wait early: it, and the keys not yet
+// reconciled then, stay in the workqueue, but a move of their bucket from
+// then on leaves them to the next ping's resync.
 func (r *resyncs) reconcileHeld(ctx context.Context, what string, keys []types.NamespacedName, resyncs int) {
 	logger := logging.FromContext(ctx)
 	held := r.held(keys)
