@@ -224,11 +224,11 @@ func autoscaledBurst(t *testing.T) {
 		byPod[ip]++
 	}
 	if len(lists) < 1 {
-		t.Error("every namespace's Foos never listed during the burst: no pod ran the cold start's resync")
+		t.Error("every namespace's Foos were never listed during the burst: no pod ran the cold-start resync")
 	}
-	for ip, n := range byPod {
-		if n > 3 {
-			t.Errorf("pod %s listed every namespace's Foos %d times, want at most its cold start, a takeover and a ping", ip, n)
+	for ip, times := range byPod {
+		if times > 3 {
+			t.Errorf("pod %s listed every namespace's Foos %d times, want at most its cold start, a takeover and a ping", ip, times)
 		}
 	}
 	// A dead letter that the Foo reconciler failed is a lost event. Others
