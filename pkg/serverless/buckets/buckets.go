@@ -101,9 +101,11 @@ type Set struct {
 	// one from its start until the first read finds a member that serves,
 	// or until Resynced; one more per TakenOver signal sent.
 	owing int
-	// owed are the buckets that idle members held at the first read of a
-	// process alone then, and that were not its own: what their holders
-	// missed while none served, leading one later calls for a resync.
+	// owed are, for a process alone at its first read, the buckets that no
+	// active member held then: what happened to their keys while none
+	// served. Leading one after Settle has returned calls for a resync (the
+	// cold start's covers those led before), as for one whose idle holder
+	// left later, or one Settle gave up waiting for.
 	owed map[string]bool
 	// lastHolder is each bucket's last live holder other than this process;
 	// resyncingMember says whether a member's Lease said resyncing when
@@ -250,8 +252,8 @@ func (s *Set) round(ctx context.Context) {
 			s.owing-- // the others served while this process did not
 		}
 		if s.aloneAtFirst {
-			for name, h := range holders {
-				if h != s.cfg.Identity && !slices.Contains(mine, name) && !others[h].active {
+			for _, name := range s.names {
+				if h := holders[name]; !others[h].active {
 					s.owed[name] = true
 				}
 			}
@@ -541,6 +543,11 @@ func (s *Set) Resynced() {
 // scale to zero, or starts several at once, and it owes a resync of the
 // keys it holds (Resynced says when it is done).
 func (s *Set) Settle(ctx context.Context) (alone bool) {
+	defer func() {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		s.settled = true
+	}()
 	select {
 	case <-s.listed:
 	case <-ctx.Done():
@@ -549,11 +556,6 @@ func (s *Set) Settle(ctx context.Context) (alone bool) {
 	s.mu.Lock()
 	alone = s.aloneAtFirst
 	s.mu.Unlock()
-	defer func() {
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		s.settled = true
-	}()
 	ticker := time.NewTicker(s.cfg.RetryPeriod / 10)
 	defer ticker.Stop()
 	for !s.leadsAllItsOwn() {

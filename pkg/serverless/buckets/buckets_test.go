@@ -18,18 +18,22 @@ package buckets
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	coordinationv1 "k8s.io/api/coordination/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes/fake"
 	coordinationv1client "k8s.io/client-go/kubernetes/typed/coordination/v1"
+	k8stesting "k8s.io/client-go/testing"
 	"k8s.io/utils/ptr"
 )
 
@@ -434,4 +438,38 @@ func TestBucketsLeftBeforeTheirResyncAreTakenOverOwed(t *testing.T) {
 	case <-ctx.Done():
 		t.Fatal("no TakenOver once b, still resyncing, left and a took its buckets")
 	}
+}
+
+// A process alone at first owes a resync of every bucket no member served:
+// those it leads before Settle returns are its cold start's to list, one it
+// leads only after Settle gave up waiting signals TakenOver.
+func TestABucketLedAfterSettleGaveUpIsOwed(t *testing.T) {
+	cs := fake.NewClientset()
+	late := fmt.Sprintf("op.bucket.03-of-%02d", buckets)
+	var refusing atomic.Bool
+	refusing.Store(true)
+	cs.PrependReactor("create", "leases", func(action k8stesting.Action) (bool, runtime.Object, error) {
+		if action.(k8stesting.CreateAction).GetObject().(*coordinationv1.Lease).Name == late && refusing.Load() {
+			return true, nil, errors.New("refused by the test")
+		}
+		return false, nil, nil
+	})
+	a := join(t, cs.CoordinationV1(), "a:1")
+	settleCtx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	if !a.Settle(settleCtx) {
+		t.Fatal("the first member's Settle() = not alone, want alone")
+	}
+	select {
+	case <-a.TakenOver():
+		t.Fatal("TakenOver signalled for buckets led before Settle returned")
+	default:
+	}
+	refusing.Store(false)
+	select {
+	case <-a.TakenOver():
+	case <-time.After(20 * time.Second):
+		t.Fatal("no TakenOver once the bucket Settle gave up on was led")
+	}
+	eventually(t, "a holds every key", func() bool { return count(holders(t, a), "a:1") == len(keys) }, a)
 }
