@@ -15,9 +15,10 @@
 
 # Regenerates, for each API tree (the Foo operator's pkg/apis and the
 # example's under examples/), the deepcopy functions of its pkg/apis and
-# everything under its pkg/client, offline: the generators come from the
-# module cache at the versions go.mod pins (knative.dev/hack's codegen library
-# is not used; it runs `go run ...@latest`).
+# everything under its pkg/client, then the reconcilers' uncached listers
+# (their go:generate lines), offline: the generators come from the module
+# cache at the versions go.mod pins (knative.dev/hack's codegen library is
+# not used; it runs `go run ...@latest`).
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -89,3 +90,6 @@ drop_status_diff() {
 
 generate . samplecontroller/v1alpha1
 generate examples/bar-operator example/v1alpha1
+
+echo "== the uncached listers (go:generate lines of the reconcilers)"
+go generate ./pkg/reconciler/... ./examples/...

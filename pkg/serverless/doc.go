@@ -48,7 +48,8 @@ limitations under the License.
 //
 // Its subpackages are the parts, for an operator that wires itself:
 // receiver (events to keys to the workqueue), uncached (the generated lister
-// interfaces, answered by the API server), resync (which owners need work:
+// interfaces, answered by the API server; cmd/uncached-lister-gen writes
+// them for an operator's listers), resync (which owners need work:
 // the reconciler run over what a resync lists, its writes refused), ownwrites (what the reconciler's clients write, recognised
 // when its events come back), handoff (the objects believable events
 // carried, read in place of the API server's), auth (only the event

@@ -30,11 +30,11 @@ import (
 	fooscheme "github.com/frugal-operator/foo-operator/pkg/client/clientset/versioned/scheme"
 	fooclient "github.com/frugal-operator/foo-operator/pkg/client/injection/client"
 	fooreconciler "github.com/frugal-operator/foo-operator/pkg/client/injection/reconciler/samplecontroller/v1alpha1/foo"
-	foolisters "github.com/frugal-operator/foo-operator/pkg/client/listers/samplecontroller/v1alpha1"
 	"github.com/frugal-operator/foo-operator/pkg/reconciler/foo/resources"
 	"github.com/frugal-operator/foo-operator/pkg/serverless"
-	"github.com/frugal-operator/foo-operator/pkg/serverless/uncached"
 )
+
+//go:generate go run github.com/frugal-operator/foo-operator/pkg/serverless/cmd/uncached-lister-gen -header ../../../hack/boilerplate.go.txt github.com/frugal-operator/foo-operator/pkg/client/listers/samplecontroller/v1alpha1.Foo
 
 // AgentName is the component that the Foo reconciler's requests and
 // Kubernetes events name.
@@ -77,16 +77,8 @@ var settled = []string{samplesv1alpha1.ReasonDeploymentRollingOut, samplesv1alph
 // never reconciled creates its Deployment first, and on AlreadyExists reads
 // the Foo again and returns a Conflict if it changed.
 func NewReconciler(ctx context.Context) controller.Reconciler {
-	fc := fooclient.Get(ctx).SamplecontrollerV1alpha1()
-	foos := fooLister{uncached.New[*samplesv1alpha1.Foo, *samplesv1alpha1.FooList](ctx, fc.Foos)}
+	// The Foos are read from the API server (or from what was handed off).
+	foos := newFooLister(ctx, fooclient.Get(ctx).SamplecontrollerV1alpha1().Foos)
 	r := &Reconciler{kubeclient: kubeclient.Get(ctx), fooclient: fooclient.Get(ctx)}
 	return fooreconciler.NewReconciler(ctx, logging.FromContext(ctx), fooclient.Get(ctx), foos, controller.GetEventRecorder(ctx), r)
 }
-
-// fooLister is the generated FooLister, answered by the API server (or by
-// what was handed off).
-type fooLister struct {
-	uncached.Lister[*samplesv1alpha1.Foo, *samplesv1alpha1.FooList]
-}
-
-func (l fooLister) Foos(ns string) foolisters.FooNamespaceLister { return l.In(ns) }

@@ -34,16 +34,9 @@ type Client[T, L runtime.Object] interface {
 }
 
 // Lister reads objects of one kind from the API server on every call. It is
-// a generated XNamespaceLister (Get and List); a generated XLister is a
-// Lister with one more method, named after the kind, returning In:
-//
-//	type deploymentLister struct {
-//		uncached.Lister[*appsv1.Deployment, *appsv1.DeploymentList]
-//	}
-//
-//	func (l deploymentLister) Deployments(ns string) appsv1listers.DeploymentNamespaceLister {
-//		return l.In(ns)
-//	}
+// a generated XNamespaceLister (Get and List), and a cluster-scoped kind's
+// XLister; a namespaced kind's XLister is a Lister with one more method,
+// named after the kind, returning In, which cmd/uncached-lister-gen writes.
 type Lister[T, L runtime.Object] struct {
 	ctx    context.Context
 	client func(namespace string) Client[T, L]

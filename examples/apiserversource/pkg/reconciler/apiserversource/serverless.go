@@ -28,10 +28,6 @@ import (
 	"github.com/kelseyhightower/envconfig"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	rbacv1 "k8s.io/api/rbac/v1"
-	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
-	corev1listers "k8s.io/client-go/listers/core/v1"
-	rbacv1listers "k8s.io/client-go/listers/rbac/v1"
 	kubeclient "knative.dev/pkg/client/injection/kube/client"
 	"knative.dev/pkg/configmap"
 	"knative.dev/pkg/controller"
@@ -44,13 +40,13 @@ import (
 	eventingscheme "knative.dev/eventing/pkg/client/clientset/versioned/scheme"
 	eventingclient "knative.dev/eventing/pkg/client/injection/client"
 	v1apiserversource "knative.dev/eventing/pkg/client/injection/reconciler/sources/v1/apiserversource"
-	listers "knative.dev/eventing/pkg/client/listers/sources/v1"
 	"knative.dev/eventing/pkg/eventingtls"
 	reconcilersource "knative.dev/eventing/pkg/reconciler/source"
 
 	"github.com/frugal-operator/foo-operator/pkg/serverless"
-	"github.com/frugal-operator/foo-operator/pkg/serverless/uncached"
 )
+
+//go:generate go run github.com/frugal-operator/foo-operator/pkg/serverless/cmd/uncached-lister-gen -header ../../../../../hack/boilerplate.go.txt knative.dev/eventing/pkg/client/listers/sources/v1.ApiServerSource k8s.io/client-go/listers/core/v1.Namespace k8s.io/client-go/listers/core/v1.ServiceAccount k8s.io/client-go/listers/rbac/v1.Role k8s.io/client-go/listers/rbac/v1.RoleBinding k8s.io/client-go/listers/core/v1.ConfigMap
 
 // AgentName is the component that the reconciler's requests and Kubernetes
 // events name.
@@ -94,63 +90,25 @@ func New(ctx context.Context, cmw configmap.Watcher) serverless.Parts {
 		logging.FromContext(ctx).Fatalw("Unable to process APIServerSource's required environment variables", "error", err)
 	}
 	kc, ec := kubeclient.Get(ctx), eventingclient.Get(ctx)
-	sources := apiServerSourceLister{uncached.New[*v1.ApiServerSource, *v1.ApiServerSourceList](ctx, ec.SourcesV1().ApiServerSources)}
+	sources := newApiServerSourceLister(ctx, ec.SourcesV1().ApiServerSources)
 	t := serverless.NewTracker(ctx)
 	r := &Reconciler{
-		kubeClientSet:       kc,
-		receiveAdapterImage: env.Image,
-		ceSource:            GetCfgHost(ctx),
-		sinkResolver:        resolver.NewURIResolverFromTracker(ctx, t),
-		configs:             reconcilersource.WatchConfigurations(ctx, component, cmw),
-		namespaceLister: namespaceLister{uncached.New[*corev1.Namespace, *corev1.NamespaceList](ctx,
-			func(string) typedcorev1.NamespaceInterface { return kc.CoreV1().Namespaces() })},
-		serviceAccountLister: serviceAccountLister{
-			uncached.New[*corev1.ServiceAccount, *corev1.ServiceAccountList](ctx, kc.CoreV1().ServiceAccounts)},
-		roleLister:        roleLister{uncached.New[*rbacv1.Role, *rbacv1.RoleList](ctx, kc.RbacV1().Roles)},
-		roleBindingLister: roleBindingLister{uncached.New[*rbacv1.RoleBinding, *rbacv1.RoleBindingList](ctx, kc.RbacV1().RoleBindings)},
+		kubeClientSet:        kc,
+		receiveAdapterImage:  env.Image,
+		ceSource:             GetCfgHost(ctx),
+		sinkResolver:         resolver.NewURIResolverFromTracker(ctx, t),
+		configs:              reconcilersource.WatchConfigurations(ctx, component, cmw),
+		namespaceLister:      newNamespaceLister(ctx, kc.CoreV1().Namespaces),
+		serviceAccountLister: newServiceAccountLister(ctx, kc.CoreV1().ServiceAccounts),
+		roleLister:           newRoleLister(ctx, kc.RbacV1().Roles),
+		roleBindingLister:    newRoleBindingLister(ctx, kc.RbacV1().RoleBindings),
 		// Listed with eventingtls.TrustBundleSelector, which the
 		// informer's filter applied.
-		trustBundleConfigMapLister: configMapLister{uncached.New[*corev1.ConfigMap, *corev1.ConfigMapList](ctx, kc.CoreV1().ConfigMaps)},
+		trustBundleConfigMapLister: newConfigMapLister(ctx, kc.CoreV1().ConfigMaps),
 	}
 	return serverless.Parts{
 		Reconciler: v1apiserversource.NewReconciler(ctx, logging.FromContext(ctx), ec, sources, controller.GetEventRecorder(ctx), r,
 			controller.Options{ConfigStore: featureStore}),
 		Tracker: t,
 	}
-}
-
-// The generated listers, answered by the API server.
-type (
-	apiServerSourceLister struct {
-		uncached.Lister[*v1.ApiServerSource, *v1.ApiServerSourceList]
-	}
-	namespaceLister struct {
-		uncached.Lister[*corev1.Namespace, *corev1.NamespaceList]
-	}
-	serviceAccountLister struct {
-		uncached.Lister[*corev1.ServiceAccount, *corev1.ServiceAccountList]
-	}
-	roleLister struct {
-		uncached.Lister[*rbacv1.Role, *rbacv1.RoleList]
-	}
-	roleBindingLister struct {
-		uncached.Lister[*rbacv1.RoleBinding, *rbacv1.RoleBindingList]
-	}
-	configMapLister struct {
-		uncached.Lister[*corev1.ConfigMap, *corev1.ConfigMapList]
-	}
-)
-
-func (l apiServerSourceLister) ApiServerSources(ns string) listers.ApiServerSourceNamespaceLister {
-	return l.In(ns)
-}
-func (l serviceAccountLister) ServiceAccounts(ns string) corev1listers.ServiceAccountNamespaceLister {
-	return l.In(ns)
-}
-func (l roleLister) Roles(ns string) rbacv1listers.RoleNamespaceLister { return l.In(ns) }
-func (l roleBindingLister) RoleBindings(ns string) rbacv1listers.RoleBindingNamespaceLister {
-	return l.In(ns)
-}
-func (l configMapLister) ConfigMaps(ns string) corev1listers.ConfigMapNamespaceLister {
-	return l.In(ns)
 }

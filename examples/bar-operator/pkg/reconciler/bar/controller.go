@@ -29,11 +29,11 @@ import (
 	barscheme "github.com/frugal-operator/foo-operator/examples/bar-operator/pkg/client/clientset/versioned/scheme"
 	barclient "github.com/frugal-operator/foo-operator/examples/bar-operator/pkg/client/injection/client"
 	barreconciler "github.com/frugal-operator/foo-operator/examples/bar-operator/pkg/client/injection/reconciler/example/v1alpha1/bar"
-	barlisters "github.com/frugal-operator/foo-operator/examples/bar-operator/pkg/client/listers/example/v1alpha1"
 	"github.com/frugal-operator/foo-operator/examples/bar-operator/pkg/reconciler/bar/resources"
 	"github.com/frugal-operator/foo-operator/pkg/serverless"
-	"github.com/frugal-operator/foo-operator/pkg/serverless/uncached"
 )
+
+//go:generate go run github.com/frugal-operator/foo-operator/pkg/serverless/cmd/uncached-lister-gen -header ../../../../../hack/boilerplate.go.txt github.com/frugal-operator/foo-operator/examples/bar-operator/pkg/client/listers/example/v1alpha1.Bar
 
 // AgentName is the component that the Bar reconciler's requests and
 // Kubernetes events name.
@@ -66,14 +66,7 @@ var settled = []string{examplev1alpha1.ReasonSpecInvalid}
 // reading Bars and ConfigMaps from the API server.
 func NewReconciler(ctx context.Context) controller.Reconciler {
 	bc := barclient.Get(ctx)
-	bars := barLister{uncached.New[*examplev1alpha1.Bar, *examplev1alpha1.BarList](ctx, bc.ExampleV1alpha1().Bars)}
+	bars := newBarLister(ctx, bc.ExampleV1alpha1().Bars)
 	r := &Reconciler{kubeclient: kubeclient.Get(ctx)}
 	return barreconciler.NewReconciler(ctx, logging.FromContext(ctx), bc, bars, controller.GetEventRecorder(ctx), r)
 }
-
-// barLister is the generated BarLister, answered by the API server.
-type barLister struct {
-	uncached.Lister[*examplev1alpha1.Bar, *examplev1alpha1.BarList]
-}
-
-func (l barLister) Bars(ns string) barlisters.BarNamespaceLister { return l.In(ns) }

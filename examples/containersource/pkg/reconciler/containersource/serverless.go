@@ -25,9 +25,6 @@ import (
 	"context"
 
 	appsv1 "k8s.io/api/apps/v1"
-	corev1 "k8s.io/api/core/v1"
-	appsv1listers "k8s.io/client-go/listers/apps/v1"
-	corev1listers "k8s.io/client-go/listers/core/v1"
 	kubeclient "knative.dev/pkg/client/injection/kube/client"
 	"knative.dev/pkg/configmap"
 	"knative.dev/pkg/controller"
@@ -38,11 +35,11 @@ import (
 	eventingscheme "knative.dev/eventing/pkg/client/clientset/versioned/scheme"
 	eventingclient "knative.dev/eventing/pkg/client/injection/client"
 	v1containersource "knative.dev/eventing/pkg/client/injection/reconciler/sources/v1/containersource"
-	listers "knative.dev/eventing/pkg/client/listers/sources/v1"
 
 	"github.com/frugal-operator/foo-operator/pkg/serverless"
-	"github.com/frugal-operator/foo-operator/pkg/serverless/uncached"
 )
+
+//go:generate go run github.com/frugal-operator/foo-operator/pkg/serverless/cmd/uncached-lister-gen -header ../../../../../hack/boilerplate.go.txt knative.dev/eventing/pkg/client/listers/sources/v1.ContainerSource knative.dev/eventing/pkg/client/listers/sources/v1.SinkBinding k8s.io/client-go/listers/apps/v1.Deployment k8s.io/client-go/listers/core/v1.ConfigMap
 
 // AgentName is the component that the reconciler's requests and Kubernetes
 // events name.
@@ -74,48 +71,19 @@ func New(ctx context.Context, cmw configmap.Watcher) serverless.Parts {
 	featureStore := feature.NewStore(logging.FromContext(ctx).Named("feature-config-store"))
 	featureStore.WatchConfigs(cmw)
 	kc, ec := kubeclient.Get(ctx), eventingclient.Get(ctx)
-	sources := containerSourceLister{uncached.New[*v1.ContainerSource, *v1.ContainerSourceList](ctx, ec.SourcesV1().ContainerSources)}
+	sources := newContainerSourceLister(ctx, ec.SourcesV1().ContainerSources)
 	r := &Reconciler{
 		kubeClientSet:         kc,
 		eventingClientSet:     ec,
 		containerSourceLister: sources,
-		sinkBindingLister:     sinkBindingLister{uncached.New[*v1.SinkBinding, *v1.SinkBindingList](ctx, ec.SourcesV1().SinkBindings)},
-		deploymentLister:      deploymentLister{uncached.New[*appsv1.Deployment, *appsv1.DeploymentList](ctx, kc.AppsV1().Deployments)},
+		sinkBindingLister:     newSinkBindingLister(ctx, ec.SourcesV1().SinkBindings),
+		deploymentLister:      newDeploymentLister(ctx, kc.AppsV1().Deployments),
 		// Listed with eventingtls.TrustBundleSelector, which the
 		// informer's filter applied.
-		trustBundleConfigMapLister: configMapLister{uncached.New[*corev1.ConfigMap, *corev1.ConfigMapList](ctx, kc.CoreV1().ConfigMaps)},
+		trustBundleConfigMapLister: newConfigMapLister(ctx, kc.CoreV1().ConfigMaps),
 	}
 	return serverless.Parts{
 		Reconciler: v1containersource.NewReconciler(ctx, logging.FromContext(ctx), ec, sources, controller.GetEventRecorder(ctx), r,
 			controller.Options{ConfigStore: featureStore}),
 	}
-}
-
-// The generated listers, answered by the API server.
-type (
-	containerSourceLister struct {
-		uncached.Lister[*v1.ContainerSource, *v1.ContainerSourceList]
-	}
-	sinkBindingLister struct {
-		uncached.Lister[*v1.SinkBinding, *v1.SinkBindingList]
-	}
-	deploymentLister struct {
-		uncached.Lister[*appsv1.Deployment, *appsv1.DeploymentList]
-	}
-	configMapLister struct {
-		uncached.Lister[*corev1.ConfigMap, *corev1.ConfigMapList]
-	}
-)
-
-func (l containerSourceLister) ContainerSources(ns string) listers.ContainerSourceNamespaceLister {
-	return l.In(ns)
-}
-func (l sinkBindingLister) SinkBindings(ns string) listers.SinkBindingNamespaceLister {
-	return l.In(ns)
-}
-func (l deploymentLister) Deployments(ns string) appsv1listers.DeploymentNamespaceLister {
-	return l.In(ns)
-}
-func (l configMapLister) ConfigMaps(ns string) corev1listers.ConfigMapNamespaceLister {
-	return l.In(ns)
 }
