@@ -82,12 +82,12 @@ func TestTheGuidesGoIsTheExamples(t *testing.T) {
 	}
 }
 
-// codeLines returns the lines of src that are neither blank nor comments,
-// trimmed.
+// codeLines returns the lines of src that are neither blank nor comments
+// (directives, as //go:generate, are code), trimmed.
 func codeLines(src string) []string {
 	var lines []string
 	for l := range strings.SplitSeq(src, "\n") {
-		if l = strings.TrimSpace(l); l != "" && !strings.HasPrefix(l, "//") {
+		if l = strings.TrimSpace(l); l != "" && (!strings.HasPrefix(l, "//") || strings.HasPrefix(l, "//go:")) {
 			lines = append(lines, l)
 		}
 	}
