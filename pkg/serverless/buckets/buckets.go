@@ -97,15 +97,17 @@ type Set struct {
 	// aloneAtFirst says whether the first read saw no other member
 	// serve: active, and not resyncing.
 	aloneAtFirst bool
-	// owing counts the resyncs this process owes (ResyncingAnnotation):
-	// one from its start until the first read finds a member that serves,
-	// or until Resynced; one more per TakenOver signal sent.
+	// owing counts the resyncs this process owes (ResyncingAnnotation, which
+	// an owed bucket of its own not led yet sets too): one from its start
+	// until the first read finds a member that serves, or until Resynced;
+	// one more per TakenOver signal sent.
 	owing int
-	// owed are, for a process alone at its first read, the buckets that no
-	// active member held then: what happened to their keys while none
-	// served. Leading one after Settle has returned calls for a resync (the
-	// cold start's covers those led before), as for one whose idle holder
-	// left later, or one Settle gave up waiting for.
+	// owed are, for a process alone at its first read, its own buckets then
+	// and those that idle members held: what happened to their keys while
+	// none served. Leading one after Settle has returned calls for a resync
+	// (the cold start's covers those led before): one Settle gave up
+	// waiting for, or one whose idle holder left later. Another member's
+	// share is that member's to resync: it starts alone too, or serves.
 	owed map[string]bool
 	// lastHolder is each bucket's last live holder other than this process;
 	// resyncingMember says whether a member's Lease said resyncing when
@@ -243,6 +245,10 @@ func (s *Set) round(ctx context.Context) {
 	for name, b := range s.own {
 		if !b.releasing && !slices.Contains(mine, name) {
 			b.releasing = true
+			// Owed and never led: this process said resyncing meanwhile
+			// (renewMember), so the member it goes to started alone and
+			// resyncs it, or takes it owed from a member resyncing.
+			delete(s.owed, name)
 			go s.release(name, b)
 		}
 	}
@@ -253,7 +259,8 @@ func (s *Set) round(ctx context.Context) {
 		}
 		if s.aloneAtFirst {
 			for _, name := range s.names {
-				if h := holders[name]; !others[h].active {
+				h, held := holders[name]
+				if slices.Contains(mine, name) || held && h != s.cfg.Identity && !others[h].active {
 					s.owed[name] = true
 				}
 			}
@@ -423,13 +430,24 @@ func (s *Set) leave(ctx context.Context) {
 	}
 }
 
+// owesUnled tells whether a bucket of this process's own is owed a resync
+// and not led yet: the resync is still to come. Callers hold s.mu.
+func (s *Set) owesUnled() bool {
+	for name, b := range s.own {
+		if s.owed[name] && !b.leading && !b.releasing {
+			return true
+		}
+	}
+	return false
+}
+
 // renewMember writes this process's member Lease, renewed now.
 func (s *Set) renewMember(ctx context.Context) error {
 	leases := s.cfg.Leases.Leases(s.cfg.Namespace)
 	now := metav1.NowMicro()
 	s.mu.Lock()
 	annotations := map[string]string{ActiveAnnotation: s.active.UTC().Format(time.RFC3339Nano)}
-	if s.owing > 0 {
+	if s.owing > 0 || s.owesUnled() {
 		annotations[ResyncingAnnotation] = "true"
 	}
 	s.mu.Unlock()

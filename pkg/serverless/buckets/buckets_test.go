@@ -22,6 +22,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -465,6 +466,16 @@ func TestABucketLedAfterSettleGaveUpIsOwed(t *testing.T) {
 		t.Fatal("TakenOver signalled for buckets led before Settle returned")
 	default:
 	}
+	// Its cold start's keys are reconciled, the late bucket's still owed.
+	a.Resynced()
+	after := time.Now()
+	eventually(t, "a's member Lease is renewed after Resynced", func() bool {
+		l, err := cs.CoordinationV1().Leases("system").Get(context.Background(), a.member, metav1.GetOptions{})
+		return err == nil && l.Spec.RenewTime.After(after)
+	}, a)
+	if l, err := cs.CoordinationV1().Leases("system").Get(context.Background(), a.member, metav1.GetOptions{}); err != nil || l.Annotations[ResyncingAnnotation] != "true" {
+		t.Errorf("a's member Lease while a bucket it owes is not led: %v, %v; want %s", l.Annotations, err, ResyncingAnnotation)
+	}
 	refusing.Store(false)
 	select {
 	case <-a.TakenOver():
@@ -472,4 +483,69 @@ func TestABucketLedAfterSettleGaveUpIsOwed(t *testing.T) {
 		t.Fatal("no TakenOver once the bucket Settle gave up on was led")
 	}
 	eventually(t, "a holds every key", func() bool { return count(holders(t, a), "a:1") == len(keys) }, a)
+}
+
+// Processes that start together, each alone, each resync their own share.
+// The buckets of another's share, unheld at a first read, are that one's to
+// resync; so is one the first had not led yet when it went to the second.
+// When either leaves, the other takes its buckets with no other resync.
+func TestProcessesStartedTogetherOweNoResyncOfEachOthersShare(t *testing.T) {
+	for _, leaving := range []string{"a:1", "b:1"} {
+		t.Run(leaving+" leaves", func(t *testing.T) {
+			cs := fake.NewClientset()
+			var refusing atomic.Bool // a's bucket Leases, until b has read them unheld
+			refusing.Store(true)
+			cs.PrependReactor("create", "leases", func(action k8stesting.Action) (bool, runtime.Object, error) {
+				l := action.(k8stesting.CreateAction).GetObject().(*coordinationv1.Lease)
+				if refusing.Load() && strings.Contains(l.Name, ".bucket.") && ptr.Deref(l.Spec.HolderIdentity, "") == "a:1" {
+					return true, nil, errors.New("refused by the test")
+				}
+				return false, nil, nil
+			})
+			leases := cs.CoordinationV1()
+			a := join(t, leases, "a:1")
+			eventually(t, "a's member Lease is written", func() bool {
+				_, err := leases.Leases("system").Get(context.Background(), a.member, metav1.GetOptions{})
+				return err == nil
+			}, a)
+			b := join(t, leases, "b:1")
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+			defer cancel()
+			if !b.Settle(ctx) {
+				t.Fatal("b's Settle() beside a member still resyncing = not alone, want alone")
+			}
+			refusing.Store(false)
+			eventually(t, "the keys are shared", func() bool {
+				h := holders(t, a, b)
+				return len(h) == len(keys) && count(h, "a:1") > 0 && count(h, "b:1") > 0
+			}, a, b)
+			a.Settle(ctx)
+			resynced(t, leases, a)
+			resynced(t, leases, b)
+			stays, goes := a, b
+			if leaving == "a:1" {
+				stays, goes = b, a
+			}
+			eventually(t, stays.Identity()+" has read that "+goes.Identity()+" resynced", func() bool {
+				stays.mu.Lock()
+				defer stays.mu.Unlock()
+				st, ok := stays.resyncingMember[goes.Identity()]
+				return ok && !st
+			}, a, b)
+			select {
+			case <-stays.TakenOver():
+				t.Fatal("TakenOver signalled before " + goes.Identity() + " left")
+			default:
+			}
+			goes.stop()
+			eventually(t, stays.Identity()+" holds every key", func() bool {
+				return count(holders(t, stays), stays.Identity()) == len(keys)
+			}, stays)
+			select {
+			case <-stays.TakenOver():
+				t.Error("TakenOver signalled for the buckets of a process that resynced them")
+			default:
+			}
+		})
+	}
 }
