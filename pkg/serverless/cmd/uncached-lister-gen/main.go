@@ -43,9 +43,11 @@ import (
 	"go/format"
 	"go/parser"
 	"go/token"
+	"maps"
 	"os"
 	"os/exec"
 	"path"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -53,23 +55,24 @@ import (
 	"unicode"
 )
 
-const usage = `usage: uncached-lister-gen [-o FILE] [-package NAME] [-header FILE] LISTERS-PACKAGE.Kind...`
+const (
+	usage = `usage: //go:generate go run .../uncached-lister-gen [-header FILE] LISTERS-PACKAGE.Kind...`
+	out   = "zz_generated.uncached_listers.go"
+)
 
 func main() {
-	out := flag.String("o", "zz_generated.uncached_listers.go", "the file to write")
-	pkg := flag.String("package", os.Getenv("GOPACKAGE"), "the package of the file written (go generate sets $GOPACKAGE)")
 	header := flag.String("header", "", "a file whose text starts the file written (a license header)")
 	flag.Usage = func() { fmt.Fprintln(os.Stderr, usage); flag.PrintDefaults() }
 	flag.Parse()
-	if err := run(*out, *pkg, *header, flag.Args()); err != nil {
+	if err := run(os.Getenv("GOPACKAGE"), *header, flag.Args()); err != nil {
 		fmt.Fprintln(os.Stderr, "uncached-lister-gen:", err)
 		os.Exit(1)
 	}
 }
 
-func run(out, pkg, header string, kinds []string) error {
+func run(pkg, header string, kinds []string) error {
 	if pkg == "" || len(kinds) == 0 {
-		return errors.New(usage + " (with -package, or run by go generate)")
+		return errors.New(usage + " ($GOPACKAGE, which go generate sets, names the package written)")
 	}
 	var head []byte
 	if header != "" {
@@ -111,7 +114,8 @@ func find(arg string) (lister, error) {
 		return lister{}, fmt.Errorf("%q: want LISTERS-PACKAGE.Kind, as k8s.io/client-go/listers/apps/v1.Deployment", arg)
 	}
 	l := lister{ListersPkg: arg[:i], Kind: arg[i+1:]}
-	dir, err := exec.Command("go", "list", "-f", "{{.Dir}}", l.ListersPkg).Output()
+	// The directory, then the files that build.
+	listed, err := exec.Command("go", "list", "-f", "{{.Dir}}{{range .GoFiles}}\n{{.}}{{end}}", l.ListersPkg).Output()
 	if err != nil {
 		var exit *exec.ExitError
 		if errors.As(err, &exit) {
@@ -119,24 +123,21 @@ func find(arg string) (lister, error) {
 		}
 		return lister{}, fmt.Errorf("go list %s: %w", l.ListersPkg, err)
 	}
+	lines := strings.Split(strings.TrimSpace(string(listed)), "\n")
 	fset := token.NewFileSet()
-	pkgs, err := parser.ParseDir(fset, strings.TrimSpace(string(dir)), func(fi os.FileInfo) bool {
-		return !strings.HasSuffix(fi.Name(), "_test.go")
-	}, 0)
-	if err != nil {
-		return lister{}, err
-	}
 	var iface, expansion *ast.InterfaceType
 	var file *ast.File
-	for _, p := range pkgs {
-		for _, f := range p.Files {
-			for name, it := range interfaces(f) {
-				switch name {
-				case l.Kind + "Lister":
-					iface, file = it, f
-				case l.Kind + "ListerExpansion":
-					expansion = it
-				}
+	for _, name := range lines[1:] {
+		f, err := parser.ParseFile(fset, filepath.Join(lines[0], name), nil, 0)
+		if err != nil {
+			return lister{}, err
+		}
+		for name, it := range interfaces(f) {
+			switch name {
+			case l.Kind + "Lister":
+				iface, file = it, f
+			case l.Kind + "ListerExpansion":
+				expansion = it
 			}
 		}
 	}
@@ -153,7 +154,7 @@ func find(arg string) (lister, error) {
 		}
 		switch name := m.Names[0].Name; {
 		case name == "List":
-			if l.TypesPkg, err = listed(file, fn, l.Kind); err != nil {
+			if l.TypesPkg, err = elementPackage(file, fn, l.Kind); err != nil {
 				return lister{}, fmt.Errorf("%s.%sLister: %w", l.ListersPkg, l.Kind, err)
 			}
 		case isIdent(fn.Results.List[0].Type, l.Kind+"NamespaceLister"):
@@ -185,25 +186,33 @@ func interfaces(f *ast.File) map[string]*ast.InterfaceType {
 	return out
 }
 
-// listed returns the import path of the package of Kind, from a List
-// method that returns []*pkg.Kind.
-func listed(f *ast.File, fn *ast.FuncType, kind string) (string, error) {
+// elementPackage returns the import path of the package of Kind, from a
+// List method that returns []*pkg.Kind.
+func elementPackage(f *ast.File, fn *ast.FuncType, kind string) (string, error) {
+	wrong := fmt.Errorf("List does not return []*<package>.%s", kind)
 	slice, ok := fn.Results.List[0].Type.(*ast.ArrayType)
-	if ok {
-		if star, ok := slice.Elt.(*ast.StarExpr); ok {
-			if sel, ok := star.X.(*ast.SelectorExpr); ok && sel.Sel.Name == kind {
-				if x, ok := sel.X.(*ast.Ident); ok {
-					for _, im := range f.Imports {
-						p, _ := strconv.Unquote(im.Path.Value)
-						if im.Name != nil && im.Name.Name == x.Name || im.Name == nil && path.Base(p) == x.Name {
-							return p, nil
-						}
-					}
-				}
-			}
+	if !ok {
+		return "", wrong
+	}
+	star, ok := slice.Elt.(*ast.StarExpr)
+	if !ok {
+		return "", wrong
+	}
+	sel, ok := star.X.(*ast.SelectorExpr)
+	if !ok || sel.Sel.Name != kind {
+		return "", wrong
+	}
+	x, ok := sel.X.(*ast.Ident)
+	if !ok {
+		return "", wrong
+	}
+	for _, im := range f.Imports {
+		p, _ := strconv.Unquote(im.Path.Value)
+		if im.Name != nil && im.Name.Name == x.Name || im.Name == nil && path.Base(p) == x.Name {
+			return p, nil
 		}
 	}
-	return "", fmt.Errorf("List does not return []*<package>.%s", kind)
+	return "", wrong
 }
 
 func isIdent(e ast.Expr, name string) bool {
@@ -235,13 +244,7 @@ func generate(pkg string, header []byte, listers []lister) ([]byte, error) {
 		seen[l.Kind] = true
 		l.Types, l.Listers = name(l.TypesPkg, ""), name(l.ListersPkg, "listers")
 	}
-	imports := slices.Sorted(func(yield func(string) bool) {
-		for p := range names {
-			if !yield(p) {
-				return
-			}
-		}
-	})
+	imports := slices.Sorted(maps.Keys(names))
 	var b bytes.Buffer
 	b.Write(header)
 	err := file.Execute(&b, struct {
