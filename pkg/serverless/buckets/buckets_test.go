@@ -441,20 +441,28 @@ func TestBucketsLeftBeforeTheirResyncAreTakenOverOwed(t *testing.T) {
 	}
 }
 
-// A process alone at first owes a resync of every bucket no member served:
-// those it leads before Settle returns are its cold start's to list, one it
-// leads only after Settle gave up waiting signals TakenOver.
-func TestABucketLedAfterSettleGaveUpIsOwed(t *testing.T) {
-	cs := fake.NewClientset()
-	late := fmt.Sprintf("op.bucket.03-of-%02d", buckets)
-	var refusing atomic.Bool
+// refuseCreates makes cs refuse the creates of the Leases that match, until
+// the returned flag is cleared.
+func refuseCreates(cs *fake.Clientset, match func(*coordinationv1.Lease) bool) *atomic.Bool {
+	refusing := new(atomic.Bool)
 	refusing.Store(true)
 	cs.PrependReactor("create", "leases", func(action k8stesting.Action) (bool, runtime.Object, error) {
-		if action.(k8stesting.CreateAction).GetObject().(*coordinationv1.Lease).Name == late && refusing.Load() {
+		if refusing.Load() && match(action.(k8stesting.CreateAction).GetObject().(*coordinationv1.Lease)) {
 			return true, nil, errors.New("refused by the test")
 		}
 		return false, nil, nil
 	})
+	return refusing
+}
+
+// A process alone at first owes a resync of its own share: the buckets it
+// leads before Settle returns are its cold start's to list; until it leads
+// the rest it says resyncing, and one it leads only after Settle gave up
+// waiting signals TakenOver.
+func TestABucketLedAfterSettleGaveUpIsOwed(t *testing.T) {
+	cs := fake.NewClientset()
+	late := fmt.Sprintf("op.bucket.03-of-%02d", buckets)
+	refusing := refuseCreates(cs, func(l *coordinationv1.Lease) bool { return l.Name == late })
 	a := join(t, cs.CoordinationV1(), "a:1")
 	settleCtx, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()
@@ -493,14 +501,9 @@ func TestProcessesStartedTogetherOweNoResyncOfEachOthersShare(t *testing.T) {
 	for _, leaving := range []string{"a:1", "b:1"} {
 		t.Run(leaving+" leaves", func(t *testing.T) {
 			cs := fake.NewClientset()
-			var refusing atomic.Bool // a's bucket Leases, until b has read them unheld
-			refusing.Store(true)
-			cs.PrependReactor("create", "leases", func(action k8stesting.Action) (bool, runtime.Object, error) {
-				l := action.(k8stesting.CreateAction).GetObject().(*coordinationv1.Lease)
-				if refusing.Load() && strings.Contains(l.Name, ".bucket.") && ptr.Deref(l.Spec.HolderIdentity, "") == "a:1" {
-					return true, nil, errors.New("refused by the test")
-				}
-				return false, nil, nil
+			// a's bucket Leases, until b has read them unheld
+			refusing := refuseCreates(cs, func(l *coordinationv1.Lease) bool {
+				return strings.Contains(l.Name, ".bucket.") && ptr.Deref(l.Spec.HolderIdentity, "") == "a:1"
 			})
 			leases := cs.CoordinationV1()
 			a := join(t, leases, "a:1")
