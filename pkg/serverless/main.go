@@ -23,6 +23,7 @@ import (
 	"log"
 	"net"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -32,6 +33,7 @@ import (
 	"go.uber.org/zap/zapcore"
 	"golang.org/x/sync/errgroup"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
@@ -75,6 +77,7 @@ type env struct {
 	AckDeadline     time.Duration `envconfig:"ACK_DEADLINE" default:"30s"`
 	ColdStartResync bool          `envconfig:"COLD_START_RESYNC" default:"true"`
 	SystemNamespace string        `envconfig:"SYSTEM_NAMESPACE"`
+	Namespace       string        `envconfig:"WATCH_NAMESPACE"`
 	OIDCAudience    string        `envconfig:"OIDC_AUDIENCE"`
 	OIDCSubjects    []string      `envconfig:"OIDC_SUBJECTS"`
 	OIDCDiscovery   string        `envconfig:"OIDC_DISCOVERY_BASE_URL"`
@@ -179,6 +182,9 @@ func Main(op Operator) {
 		defer serveProfiling(set.host, logger)()
 	}
 	partsCtx := context.WithoutCancel(ctx)
+	if set.namespace != "" {
+		partsCtx = injection.WithNamespaceScope(partsCtx, set.namespace)
+	}
 	partsCtx = controller.WithEventRecorder(partsCtx, eventRecorder(kubeclient.Get(ctx).CoreV1(), op))
 
 	cmw := configwatch.New(kubeclient.Get(ctx).CoreV1(), set.systemNamespace)
@@ -206,11 +212,12 @@ func Main(op Operator) {
 		logger.Fatalw("Failed to set up the reads of owned objects", zap.Error(err))
 	}
 	decoder := &receiver.Decoder{Owner: op.Owner.GroupKind(), Owned: op.receiverOwned(owned, parts), Settled: parts.Settled,
-		OwnWrites: writes, SkipNoOp: true, Handoff: handoffs, Tracked: op.trackedKinds(), Observers: tracked.observers, ResyncOn: op.resyncOn()}
+		OwnWrites: writes, SkipNoOp: true, Handoff: handoffs, Tracked: op.trackedKinds(), Observers: tracked.observers, ResyncOn: op.resyncOn(),
+		Namespace: set.namespace}
 	if op.FollowConfig {
 		decoder.Configs = cmw
 	}
-	lister := rs.KeysNeedingWork
+	lister := inNamespace(set.namespace, rs.KeysNeedingWork)
 	stopLater := func() {}
 	if later != nil {
 		// The keys due run with every resync; the schedule is written as the
@@ -253,6 +260,7 @@ type settings struct {
 	opts                           *receiver.Options
 	oidc                           *auth.Config
 	ack, logLevel, systemNamespace string
+	namespace                      string
 	host                           string
 	requeue                        string
 	buckets                        int
@@ -269,6 +277,8 @@ func registerFlags(fs *flag.FlagSet, e env, name string) *settings {
 	fs.StringVar(&set.logLevel, "log-level", e.LogLevel, "Log level: debug, info, warn or error (env LOG_LEVEL).")
 	fs.StringVar(&set.systemNamespace, "system-namespace", e.SystemNamespace,
 		"Namespace of the config-observability ConfigMap that configures metrics and profiling; none: both off (env SYSTEM_NAMESPACE).")
+	fs.StringVar(&set.namespace, "namespace", e.Namespace,
+		"Reconcile the owners of this namespace only: the resyncs list it alone, and events of owners elsewhere are ignored; empty: every namespace (env WATCH_NAMESPACE).")
 	fs.StringVar(&set.oidc.Audience, "oidc-audience", set.oidc.Audience,
 		"Admit only requests with an OIDC token for this audience, the sink's (Knative Eventing's authentication-oidc); empty: every sender (env OIDC_AUDIENCE).")
 	fs.Func("oidc-subjects", "Comma-separated subjects admitted with -oidc-audience: the sources' and the broker's OIDC service accounts (env OIDC_SUBJECTS).",
@@ -379,6 +389,21 @@ func outboundIP(apiServer string) (net.IP, error) {
 	}
 	defer conn.Close()
 	return conn.LocalAddr().(*net.UDPAddr).IP, nil
+}
+
+// inNamespace returns list, asked for namespace only when it is set: a
+// resync of every namespace lists namespace alone, one of some namespaces
+// lists those that are namespace.
+func inNamespace(namespace string, list receiver.KeyLister) receiver.KeyLister {
+	if namespace == "" {
+		return list
+	}
+	return func(ctx context.Context, namespaces ...string) ([]types.NamespacedName, []types.NamespacedName, error) {
+		if len(namespaces) > 0 && !slices.Contains(namespaces, namespace) {
+			return nil, nil, nil
+		}
+		return list(ctx, namespace)
+	}
 }
 
 // setAck sets the receiver's acknowledgement mode.

@@ -17,6 +17,7 @@ limitations under the License.
 package serverless
 
 import (
+	"context"
 	"flag"
 	"io"
 	"testing"
@@ -24,6 +25,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/kelseyhightower/envconfig"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
 
 	"github.com/frugal-operator/foo-operator/pkg/serverless/auth"
@@ -201,5 +203,29 @@ func TestTheSpreadsIdentity(t *testing.T) {
 				t.Errorf("Identity() = %q, want %q", got, tc.want)
 			}
 		})
+	}
+}
+
+// WATCH_NAMESPACE, or --namespace, scopes the resyncs: a resync of every
+// namespace lists that one alone, a burst's of another lists nothing.
+func TestANamespaceScopesTheResyncs(t *testing.T) {
+	t.Setenv("WATCH_NAMESPACE", "team")
+	var e env
+	if err := envconfig.Process("", &e); err != nil {
+		t.Fatal(err)
+	}
+	set := registerFlags(flag.NewFlagSet("test", flag.ContinueOnError), e, "op")
+	var asked [][]string
+	list := inNamespace(set.namespace, func(_ context.Context, namespaces ...string) ([]types.NamespacedName, []types.NamespacedName, error) {
+		asked = append(asked, namespaces)
+		return nil, nil, nil
+	})
+	for _, namespaces := range [][]string{nil, {"team"}, {"other"}, {"other", "team"}} {
+		if _, _, err := list(context.Background(), namespaces...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if want := [][]string{{"team"}, {"team"}, {"team"}}; !cmp.Equal(want, asked) {
+		t.Errorf("listed %v, want %v", asked, want)
 	}
 }

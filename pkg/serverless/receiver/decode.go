@@ -212,6 +212,10 @@ type Decoder struct {
 	// the owners that the new configuration changes, as a classic
 	// controller's global resync would.
 	Configs Configs
+	// Namespace, if set, is the only namespace whose owners are reconciled
+	// (knative.dev/pkg's injection.WithNamespaceScope): an event that
+	// concerns owners of other namespaces only is ignored.
+	Namespace string
 
 	waiting waiting
 	lookups singleflight.Group
@@ -431,7 +435,7 @@ func (d *Decoder) decodeResource(e *cloudevents.Event, verb string, sender Sende
 	}
 	if gk == d.Owner {
 		t, err := d.ownerKey(meta.Namespace, meta.Name)
-		if err != nil {
+		if err != nil || len(t.Keys) == 0 {
 			return t, err
 		}
 		if verb == "add" && d.OwnWrites.Outdates(gk, meta.Namespace, meta.Name, meta.UID) {
@@ -562,7 +566,7 @@ func (d *Decoder) decodeRef(e *cloudevents.Event) (Target, error) {
 	}
 	if gk == d.Owner {
 		t, err := d.ownerKey(ref.Namespace, ref.Name)
-		if err == nil {
+		if err == nil && len(t.Keys) > 0 {
 			d.Handoff.Forget(t.Keys[0]) // a change, and not its object
 		}
 		return t, err
@@ -591,6 +595,9 @@ func (d *Decoder) decodeRef(e *cloudevents.Event) (Target, error) {
 	if err := validObject(gk.Kind, ref.Namespace, ref.Name); err != nil {
 		return Target{}, err
 	}
+	if !d.inScope(ref.Namespace) { // its owner's too: no read
+		return d.outOfScope(ref.Namespace), nil
+	}
 	return Target{Lookup: &Lookup{owned: owned, namespace: ref.Namespace, name: ref.Name}}, nil
 }
 
@@ -598,7 +605,20 @@ func (d *Decoder) ownerKey(ns, name string) (Target, error) {
 	if err := validObject(d.Owner.Kind, ns, name); err != nil {
 		return Target{}, err
 	}
+	if !d.inScope(ns) {
+		return d.outOfScope(ns), nil
+	}
 	return Target{Keys: []types.NamespacedName{{Namespace: ns, Name: name}}}, nil
+}
+
+// inScope tells whether the owners of namespace ns are reconciled (see
+// Namespace).
+func (d *Decoder) inScope(ns string) bool { return d.Namespace == "" || ns == d.Namespace }
+
+// outOfScope is the Target of an event that concerns owners of namespace
+// ns only, outside Namespace.
+func (d *Decoder) outOfScope(ns string) Target {
+	return Target{Ignored: fmt.Sprintf("namespace %s is not reconciled: only %s is", ns, d.Namespace)}
 }
 
 // controllerKey maps an owned object, whose namespace and name the caller
@@ -609,6 +629,9 @@ func (d *Decoder) controllerKey(ns, name string, ref *metav1.OwnerReference) (Ta
 		if err == nil && gv.WithKind(ref.Kind).GroupKind() == d.Owner {
 			if errs := objectNameErrors(ref.Name); len(errs) > 0 {
 				return Target{}, badEvent("event names an invalid %s name %s in its owner reference: %s", d.Owner.Kind, quote(ref.Name), strings.Join(errs, "; "))
+			}
+			if !d.inScope(ns) {
+				return d.outOfScope(ns), nil
 			}
 			return Target{Keys: []types.NamespacedName{{Namespace: ns, Name: ref.Name}}}, nil
 		}

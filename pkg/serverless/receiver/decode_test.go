@@ -651,3 +651,36 @@ func TestDecodeRejectsInvalidNames(t *testing.T) {
 		})
 	}
 }
+
+// A decoder scoped to one namespace ignores the events that concern owners
+// of other namespaces only, and reads nothing for them.
+func TestDecodeIgnoresOwnersOutsideItsNamespace(t *testing.T) {
+	tests := []struct {
+		name  string
+		event cloudevents.Event
+		want  Target
+	}{
+		{name: "foo resource add", event: fooResourceEvent("add", "other", "a"), want: Target{Ignored: "namespace other is not reconciled: only ns is"}},
+		{name: "foo ref update", event: refEvent("update", fooAPIVersion, "Foo", "foos", "other", "a"), want: Target{Ignored: "namespace other is not reconciled: only ns is"}},
+		{name: "owned deployment resource delete", event: deploymentResourceEvent("delete", "other", "web", "a"), want: Target{Ignored: "namespace other is not reconciled: only ns is"}},
+		{name: "owned deployment ref", event: refEvent("update", "apps/v1", "Deployment", "deployments", "other", "web"), want: Target{Ignored: "namespace other is not reconciled: only ns is"}},
+		{name: "foo of the namespace", event: fooResourceEvent("delete", "ns", "a"), want: Target{Keys: key("ns", "a")}},
+		{name: "ping", event: pingEvent(), want: Target{Resync: true}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			d, kc := newDecoder(ownedDeployment("other", "web", "a"))
+			d.Namespace = "ns"
+			got, err := decodeAndResolve(d, &tc.event, Sender{})
+			if err != nil {
+				t.Fatal("Decode() =", err)
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Error("Decode (-want, +got):", diff)
+			}
+			if a := kc.Actions(); tc.want.Keys == nil && len(a) > 0 {
+				t.Errorf("read %v for an event outside the namespace", a)
+			}
+		})
+	}
+}

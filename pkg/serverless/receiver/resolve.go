@@ -19,6 +19,7 @@ package receiver
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	apierrs "k8s.io/apimachinery/pkg/api/errors"
@@ -73,6 +74,12 @@ func (d *Decoder) resolveTracked(ctx context.Context, obj *metav1.PartialObjectM
 	keys := d.Observers(obj)
 	if len(keys) == 0 {
 		return Target{Ignored: fmt.Sprintf("no %s tracks %s %s/%s", d.Owner.Kind, strings.ToLower(obj.Kind), obj.Namespace, obj.Name)}, nil
+	}
+	if in := slices.DeleteFunc(slices.Clone(keys), func(k types.NamespacedName) bool { return !d.inScope(k.Namespace) }); len(in) < len(keys) {
+		if len(in) == 0 {
+			return d.outOfScope(keys[0].Namespace), nil
+		}
+		keys = in
 	}
 	return Target{Keys: keys}, nil
 }

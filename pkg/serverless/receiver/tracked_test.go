@@ -144,3 +144,27 @@ func TestATrackedObjectsBadEventIsRefused(t *testing.T) {
 		}
 	}
 }
+
+// A decoder scoped to one namespace reconciles only the observers of that
+// namespace.
+func TestATrackedObjectsObserversOutsideTheNamespaceAreIgnored(t *testing.T) {
+	for _, tc := range []struct {
+		namespace string
+		want      Target
+	}{
+		{"ns", Target{Keys: key("ns", "a")}},
+		{"other", Target{Ignored: "namespace ns is not reconciled: only other is"}},
+	} {
+		d := trackingDecoder(t)
+		d.Namespace = tc.namespace
+		d.Listed(nil)
+		e := kserviceEvent("update", "ns", "sink", nil)
+		got, err := decodeAndResolve(d, &e, Sender{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(tc.want, got); diff != "" {
+			t.Errorf("scoped to %s (-want, +got): %s", tc.namespace, diff)
+		}
+	}
+}
