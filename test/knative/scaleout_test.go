@@ -189,9 +189,11 @@ func createAtOnce(t *testing.T, ns string, n int, halfway func()) {
 func autoscaledBurst(t *testing.T) {
 	const n = 2000
 	scaledOut(t, 0, 3)
-	atZero(t, system, service)
 	ns, changed := namespace(t), namespace(t)
 	stopWatching := watchDeadLetters(t)
+	// The namespaces' canaries woke the reconciler: the burst starts once
+	// it is back at zero, so that its first pod's cold start is the burst's.
+	atZero(t, system, service)
 	from, err := controlplane.AuditLogEnd(auditLog)
 	if err != nil {
 		t.Fatal(err)
