@@ -40,6 +40,9 @@ import (
 	"knative.dev/pkg/apis"
 	duckv1 "knative.dev/pkg/apis/duck/v1"
 
+	"github.com/frugal-operator/foo-operator/examples/apiserversource/pkg/reconciler/apiserversource"
+	"github.com/frugal-operator/foo-operator/pkg/serverless"
+	"github.com/frugal-operator/foo-operator/pkg/serverless/serverlesstest"
 	"github.com/frugal-operator/foo-operator/test/clustertest"
 	"github.com/frugal-operator/foo-operator/test/controlplane"
 )
@@ -49,7 +52,7 @@ import (
 // controller leads its only bucket.
 const (
 	exampleSystem  = "apiserversource-operator"
-	exampleService = "apiserversource-reconciler"
+	exampleService = apiserversource.AgentName // its Service, account and field manager
 	eventingLease  = "controller.knative.dev.eventing.pkg.reconciler.apiserversource.reconciler.00-of-01"
 	leaseHolder    = "knative-e2e"
 	// The class of the test's Brokers: no controller reconciles them, the
@@ -85,7 +88,7 @@ func TestAnEventSourceOnTheLibrary(t *testing.T) {
 	setUnhandledBroker(t, ec, ns, "sink", "http://one.example.test")
 	source := &sourcesv1.ApiServerSource{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "tracking",
-			Annotations: map[string]string{"features.knative.dev/apiserversource-skip-permissions-check": "true"}},
+			Annotations: map[string]string{serverlesstest.FailFastAnnotation: "true"}},
 		Spec: sourcesv1.ApiServerSourceSpec{
 			Resources: []sourcesv1.APIVersionKindSelector{{APIVersion: "v1", Kind: "ConfigMap"}},
 			SourceSpec: duckv1.SourceSpec{Sink: duckv1.Destination{
@@ -143,7 +146,7 @@ func TestAnEventSourceOnTheLibrary(t *testing.T) {
 	}
 	logging := &corev1.ConfigMap{
 		ObjectMeta: metav1.ObjectMeta{Name: "config-logging", Namespace: exampleSystem,
-			Labels: map[string]string{"serverless.frugal-operator.dev/configures": exampleService}},
+			Labels: map[string]string{serverless.ConfigLabel: exampleService}},
 		Data: map[string]string{"zap-logger-config": `{"level":"info","encoderConfig":{"messageKey":"` + marker + `"}}`},
 	}
 	start = time.Now()
